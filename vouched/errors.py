@@ -1,0 +1,32 @@
+"""The error tree. Every error vouched raises on purpose derives from one root.
+
+    VouchedError
+     ├── ConfigError      a vouched.toml key is missing, unknown or invalid
+     ├── IngestError      a source file could not be read or parsed
+     ├── StoreError       the store is missing, corrupt or has no corpus version
+     └── EmbedderError    the embedding model could not load or embed
+
+CLI exit codes are mapped from this tree in one place (`vouched.cli.EXIT_CODES`).
+"""
+
+from __future__ import annotations
+
+
+class VouchedError(Exception):
+    """Root of every error vouched raises on purpose."""
+
+
+class ConfigError(VouchedError):
+    """The configuration is invalid; the message names the key and how to fix it."""
+
+
+class IngestError(VouchedError):
+    """A source could not be read; the message names the file."""
+
+
+class StoreError(VouchedError):
+    """The store cannot serve: missing file, no corpus version, schema mismatch."""
+
+
+class EmbedderError(VouchedError):
+    """The embedder failed to load or to embed."""

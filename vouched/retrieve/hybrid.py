@@ -1,0 +1,161 @@
+"""Hybrid retrieval: dense and keyword search run separately, fused by weighted RRF.
+
+The two lists are filtered inside the store (tenant, language, validity date, drafts,
+superseded documents). Fusion decides order only; every returned passage carries its dense
+cosine (clipped), its keyword coverage and evidence = max(dense, keyword).
+
+Fusion across languages: keyword search cannot match a question against a passage written
+in another language, while dense search can. Plain RRF would let the keyword list — which
+then holds only accidental matches (names, numbers) — outvote the dense list. So a keyword
+candidate contributes to fusion only if it is in the question's language AND has coverage
+> 0 (at least two distinct question terms match); when no keyword candidate qualifies, the
+keyword list is dropped and the order is the dense order. Measured on XQuAD es→en, see the
+README.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from vouched.config import RetrievalSettings
+from vouched.embed.base import Embedder
+from vouched.retrieve.evidence import clip_cosine, coverage
+from vouched.retrieve.fusion import fused_order, rrf
+from vouched.store.base import Store
+from vouched.text import LANGS, analyze, detect_language
+from vouched.types import Passage, SearchFilters, SearchResult
+
+Mode = Literal["hybrid", "dense", "keyword"]
+MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
+
+
+@dataclass
+class StageTimes:
+    """Milliseconds per retrieval stage of the last search (for traces and benchmarks)."""
+
+    embed_ms: float = 0.0
+    keyword_ms: float = 0.0
+    dense_ms: float = 0.0
+    fuse_ms: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class HybridRetriever:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        settings: RetrievalSettings | None = None,
+        languages: tuple[str, ...] = LANGS,
+        default_language: str = "en",
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings or RetrievalSettings()
+        self.languages = tuple(languages)
+        self.default_language = default_language
+        self.last_times = StageTimes()
+
+    def search(
+        self,
+        query: str,
+        *,
+        filters: SearchFilters = SearchFilters(),
+        k: int | None = None,
+        mode: Mode = "hybrid",
+        query_lang: str | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> SearchResult:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        k = k or self.settings.top_k
+        n_cand = max(self.settings.candidates, k)
+        lang = query_lang or detect_language(query, self.languages, self.default_language)
+        times = StageTimes()
+        warnings: list[str] = []
+        modes_used: list[str] = []
+
+        qvec = query_vector
+        if mode != "keyword" and qvec is None:
+            if self.embedder is None:
+                warnings.append("no embedder configured: keyword search only")
+            else:
+                t0 = time.perf_counter()
+                try:
+                    qvec = self.embedder.embed_queries([query])[0]
+                except Exception as exc:  # the embedder is down: keyword retrieval still answers
+                    warnings.append(f"embedder unavailable ({exc}): keyword search only")
+                times.embed_ms = (time.perf_counter() - t0) * 1000
+
+        dense: list[tuple[str, float]] = []
+        if mode != "keyword" and qvec is not None:
+            t0 = time.perf_counter()
+            dense = self.store.dense_search(qvec, filters, n_cand)
+            times.dense_ms = (time.perf_counter() - t0) * 1000
+            modes_used.append("dense")
+
+        q_terms = analyze(query, lang, unique=True)
+        keyword: list[tuple[str, float]] = []
+        kw_terms: dict[str, frozenset[str]] = {}
+        if mode != "dense" or qvec is None:
+            t0 = time.perf_counter()
+            keyword = self.store.keyword_search(q_terms, filters, n_cand)
+            kw_terms = self.store.get_terms([i for i, _ in keyword], filters.tenant)
+            times.keyword_ms = (time.perf_counter() - t0) * 1000
+            modes_used.append("keyword")
+
+        t0 = time.perf_counter()
+        passages = self._fuse(dense, keyword, kw_terms, q_terms, lang, qvec, filters, k, mode)
+        times.fuse_ms = (time.perf_counter() - t0) * 1000
+        self.last_times = times
+        version = self.store.current_version()
+        return SearchResult(tuple(passages), lang, tuple(modes_used), tuple(warnings), version.hash if version else None)
+
+    def _fuse(self, dense, keyword, kw_terms, q_terms, lang, qvec, filters, k, mode) -> list[Passage]:
+        kw_cov = {i: coverage(q_terms, kw_terms.get(i, ())) for i, _ in keyword}
+        lists: dict[str, list[str]] = {}
+        if dense:
+            lists["dense"] = [i for i, _ in dense]
+        if keyword:
+            if mode == "keyword" or not dense:
+                lists["keyword"] = [i for i, _ in keyword]
+            else:
+                # Only keyword candidates that can really match the question may vote.
+                chunks_lang = self._langs([i for i, _ in keyword if kw_cov[i] > 0], filters.tenant)
+                eligible = [i for i, _ in keyword if kw_cov[i] > 0 and chunks_lang.get(i) == lang]
+                if eligible:
+                    lists["keyword"] = eligible
+        weights = {"dense": self.settings.weights.dense, "keyword": self.settings.weights.keyword}
+        fused = rrf(lists, weights, self.settings.rrf_k)
+        dense_rank = {i: r for r, (i, _) in enumerate(dense, start=1)}
+        kw_rank = {i: r for r, (i, _) in enumerate(keyword, start=1)}
+        order = fused_order(fused, tiebreak=dense_rank or kw_rank)[:k]
+        if not order:
+            return []
+        cos = {i: s for i, s in dense}
+        if qvec is not None:
+            missing = [i for i in order if i not in cos]
+            if missing:
+                cos.update(self.store.score_dense(qvec, missing, filters.tenant))
+        missing_terms = [i for i in order if i not in kw_terms]
+        if missing_terms:
+            kw_terms = {**kw_terms, **self.store.get_terms(missing_terms, filters.tenant)}
+        chunks = self.store.get_chunks(order, filters.tenant)
+        out = []
+        for rank, i in enumerate(order, start=1):
+            d = clip_cosine(cos.get(i, 0.0))
+            kw = kw_cov.get(i)
+            if kw is None:
+                kw = coverage(q_terms, kw_terms.get(i, ()))
+            out.append(Passage(chunk=chunks[i], rank=rank, dense=d, keyword=kw, evidence=max(d, kw),
+                               fused=fused[i], dense_rank=dense_rank.get(i), keyword_rank=kw_rank.get(i)))
+        return out
+
+    def _langs(self, ids: list[str], tenant: str) -> dict[str, str]:
+        if not ids:
+            return {}
+        return {i: c.lang for i, c in self.store.get_chunks(ids, tenant).items()}

@@ -1,0 +1,109 @@
+"""The Store protocol: what every backend (SQLite now, PostgreSQL later) must do.
+
+A store holds corpus versions. Ingest writes a whole new version and switches to it
+atomically; readers always see exactly one complete version. Search methods return raw
+candidate lists (ids with the retriever's native score); bounded scores and fusion are
+the retriever's job, so every backend fuses with the same code.
+
+Filters (tenant, languages, as-of validity date, drafts, superseded documents) are applied
+inside each backend's query, before the top-k cut — never on the results afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import date
+from typing import Iterable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from vouched.types import Chunk, Record, SearchFilters
+
+
+@dataclass(frozen=True)
+class CorpusVersion:
+    id: int
+    hash: str
+    created_at: str
+    chunk_count: int
+    record_count: int
+    embedding_model: str
+    dim: int
+    note: str = ""
+
+
+@runtime_checkable
+class VersionWriter(Protocol):
+    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
+
+    def add_records(self, records: Sequence[Record]) -> None: ...
+
+    def __enter__(self) -> "VersionWriter": ...
+
+    def __exit__(self, *exc) -> bool | None: ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0) -> VersionWriter: ...
+
+    def current_version(self) -> CorpusVersion | None: ...
+
+    def versions(self) -> list[CorpusVersion]: ...
+
+    def keyword_search(self, terms: Sequence[str], filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
+        """Chunk ids matching any of the (already analysed) terms, best first, with a BM25 score (higher is better)."""
+        ...
+
+    def dense_search(self, vector: np.ndarray, filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
+        """Chunk ids nearest to a unit query vector, best first, with their raw cosine."""
+        ...
+
+    def score_dense(self, vector: np.ndarray, ids: Sequence[str], tenant: str = "default") -> dict[str, float]:
+        """Raw cosine of the given chunks (e.g. keyword-only candidates) to a unit query vector."""
+        ...
+
+    def get_chunks(self, ids: Sequence[str], tenant: str = "default") -> dict[str, Chunk]:
+        """Chunks of the current version, by id, within one tenant (ids are unique per tenant)."""
+        ...
+
+    def get_terms(self, ids: Sequence[str], tenant: str = "default") -> dict[str, frozenset[str]]:
+        """The analysed keyword terms of each chunk (what coverage is counted against)."""
+        ...
+
+    def records(self, tenant: str = "default") -> list[Record]: ...
+
+    def close(self) -> None: ...
+
+
+def _default(o):
+    if isinstance(o, date):
+        return o.isoformat()
+    raise TypeError(type(o))
+
+
+def corpus_hash(chunks: Iterable[Chunk], records: Iterable[Record]) -> str:
+    """Content hash of a corpus version: the same documents give the same hash, anywhere."""
+    h = hashlib.sha256()
+    for c in sorted(chunks, key=lambda c: (c.tenant, c.id)):
+        h.update(json.dumps(asdict(c), sort_keys=True, default=_default, ensure_ascii=False).encode("utf-8"))
+    for r in sorted(records, key=lambda r: (r.tenant, r.id)):
+        h.update(json.dumps(asdict(r), sort_keys=True, default=_default, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def superseded_from(chunks: Sequence[Chunk]) -> dict[tuple[str, str], date]:
+    """(tenant, doc_id) → the date from which a published document supersedes it.
+
+    A document that names `supersedes: X` replaces X from its own effective_from (or from
+    always, when it has none). Drafts supersede nothing.
+    """
+    out: dict[tuple[str, str], date] = {}
+    for c in chunks:
+        if c.supersedes and not c.draft:
+            start = c.effective_from or date.min
+            key = (c.tenant, c.supersedes)
+            out[key] = min(out.get(key, date.max), start)
+    return out

@@ -1,0 +1,394 @@
+"""The embedded store: one SQLite file, FTS5 for keyword search, numpy for dense search.
+
+Layout: `chunks` holds every chunk of every live corpus version with its metadata, its
+analysed keyword terms and its float32 vector; each version has its own contentless FTS5
+table `fts_v<id>` (unicode61, remove_diacritics 2, marks kept inside words so Devanagari
+stays whole). A new version is written in ONE transaction that also moves the `current`
+pointer, so an ingest killed at any point leaves the previous version serving (WAL rolls
+the partial transaction back). Old versions beyond `keep_versions` are dropped in that
+same transaction.
+
+Dense search loads the current version's vectors once into one float32 matrix (plus
+metadata arrays for the filters), masks by the filters, then matrix product + argpartition.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from vouched.errors import StoreError
+from vouched.store.base import CorpusVersion, corpus_hash, superseded_from
+from vouched.text import analyze
+from vouched.types import Chunk, Record, SearchFilters
+
+SCHEMA_VERSION = 1
+FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+_NO_DATE_LO = date.min.toordinal()
+_NO_DATE_HI = date.max.toordinal()
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS corpus_versions (
+  id INTEGER PRIMARY KEY, hash TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT NOT NULL DEFAULT '',
+  embedding_model TEXT NOT NULL DEFAULT '', dim INTEGER NOT NULL DEFAULT 0,
+  chunk_count INTEGER NOT NULL DEFAULT 0, record_count INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS chunks (
+  rowid INTEGER PRIMARY KEY, version_id INTEGER NOT NULL, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL,
+  text TEXT NOT NULL, title TEXT NOT NULL, section TEXT NOT NULL, overlap TEXT NOT NULL,
+  doc_version TEXT NOT NULL, page INTEGER, position INTEGER NOT NULL, source TEXT NOT NULL, url TEXT,
+  lang TEXT NOT NULL, tenant TEXT NOT NULL, updated_at TEXT, effective_from TEXT, effective_to TEXT,
+  supersedes TEXT, superseded_from TEXT, authority INTEGER NOT NULL, draft INTEGER NOT NULL,
+  flags TEXT NOT NULL, terms TEXT NOT NULL, vec BLOB);
+CREATE UNIQUE INDEX IF NOT EXISTS chunks_id ON chunks (version_id, tenant, chunk_id);
+CREATE TABLE IF NOT EXISTS records (
+  version_id INTEGER NOT NULL, record_id TEXT NOT NULL, tenant TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (version_id, tenant, record_id));
+"""
+
+_CHUNK_COLS = (
+    "chunk_id, doc_id, text, title, section, overlap, doc_version, page, position, source, url, lang, tenant, "
+    "updated_at, effective_from, effective_to, supersedes, authority, draft, flags"
+)
+
+
+_INSERT_CHUNK = (
+    "INSERT INTO chunks (version_id, chunk_id, doc_id, text, title, section, overlap, doc_version, page, position, "
+    "source, url, lang, tenant, updated_at, effective_from, effective_to, supersedes, superseded_from, authority, "
+    "draft, flags, terms, vec) VALUES (" + ",".join("?" * 24) + ")"
+)
+
+
+def _iso(d: date | None) -> str | None:
+    return d.isoformat() if d else None
+
+
+def _date(s: str | None) -> date | None:
+    return date.fromisoformat(s) if s else None
+
+
+def _row_to_chunk(r: sqlite3.Row) -> Chunk:
+    return Chunk(
+        id=r["chunk_id"], doc_id=r["doc_id"], text=r["text"], title=r["title"], section=r["section"],
+        overlap=r["overlap"], version=r["doc_version"], page=r["page"], position=r["position"],
+        source=r["source"], url=r["url"], lang=r["lang"], tenant=r["tenant"], updated_at=_date(r["updated_at"]),
+        effective_from=_date(r["effective_from"]), effective_to=_date(r["effective_to"]),
+        supersedes=r["supersedes"], authority=r["authority"], draft=bool(r["draft"]), flags=tuple(json.loads(r["flags"])),
+    )
+
+
+@dataclass(frozen=True)
+class _DenseIndex:
+    """The current version's vectors and filter columns, loaded once."""
+
+    version_id: int
+    ids: list[str]
+    matrix: np.ndarray  # (n, dim) float32, unit rows
+    tenant: np.ndarray  # int codes
+    tenants: dict[str, int]
+    lang: np.ndarray
+    langs: dict[str, int]
+    draft: np.ndarray  # bool
+    eff_from: np.ndarray  # int ordinals
+    eff_to: np.ndarray
+    sup_from: np.ndarray
+    positions: dict[tuple[int, str], int]
+
+    def mask(self, f: SearchFilters) -> np.ndarray:
+        code = self.tenants.get(f.tenant)
+        if code is None or not len(self.ids):
+            return np.zeros(len(self.ids), dtype=bool)
+        m = self.tenant == code
+        if f.langs is not None:
+            codes = [self.langs[x] for x in f.langs if x in self.langs]
+            m &= np.isin(self.lang, codes)
+        if not f.include_drafts:
+            m &= ~self.draft
+        day = (f.as_of or date.today()).toordinal()
+        m &= (self.eff_from <= day) & (self.eff_to >= day) & (self.sup_from > day)
+        return m
+
+
+class _Writer:
+    """Collects a corpus version; writes it and switches to it in one transaction on exit."""
+
+    def __init__(self, store: "SQLiteStore", note: str, embedding_model: str, dim: int,
+                 progress: Callable[[int], None] | None) -> None:
+        self._store, self._note, self._model, self._dim, self._progress = store, note, embedding_model, dim, progress
+        self._chunks: list[Chunk] = []
+        self._vectors: list[np.ndarray] = []
+        self._records: list[Record] = []
+        self.version: CorpusVersion | None = None
+
+    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
+        if vectors is not None and len(vectors) != len(chunks):
+            raise StoreError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        if vectors is not None and len(chunks):
+            if vectors.ndim != 2 or (self._dim and vectors.shape[1] != self._dim):
+                raise StoreError(f"vectors must have shape (n, {self._dim or 'dim'}), got {vectors.shape}")
+            self._dim = self._dim or vectors.shape[1]
+        self._chunks.extend(chunks)
+        if vectors is not None:
+            self._vectors.append(np.asarray(vectors, dtype=np.float32))
+        elif chunks:
+            self._vectors.append(np.full((len(chunks), 0), np.nan, dtype=np.float32))
+
+    def add_records(self, records: Sequence[Record]) -> None:
+        self._records.extend(records)
+
+    def __enter__(self) -> "_Writer":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.version = self._store._write_version(self)
+
+
+class SQLiteStore:
+    """Embedded store in one SQLite file. Safe to share across threads (one connection each)."""
+
+    def __init__(self, path: str | Path, *, keep_versions: int = 2) -> None:
+        self.path = Path(path)
+        self.keep_versions = max(1, keep_versions)
+        self._local = threading.local()
+        self._dense: _DenseIndex | None = None
+        self._dense_lock = threading.Lock()
+        self._init_lock = threading.Lock()
+        self._initialised = False
+
+    # -- connections ---------------------------------------------------------------------
+    def _db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+            with self._init_lock:
+                if not self._initialised:
+                    conn.executescript(_SCHEMA)
+                    got = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                    if got is None:
+                        conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                    elif int(got[0]) != SCHEMA_VERSION:
+                        raise StoreError(f"{self.path} has schema version {got[0]}, this vouched expects {SCHEMA_VERSION}; re-ingest into a new file")
+                    self._initialised = True
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- versions --------------------------------------------------------------------------
+    def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
+                    progress: Callable[[int], None] | None = None) -> _Writer:
+        return _Writer(self, note, embedding_model, dim, progress)
+
+    def _current_id(self) -> int | None:
+        row = self._db().execute("SELECT value FROM meta WHERE key='current'").fetchone()
+        return int(row[0]) if row else None
+
+    def current_version(self) -> CorpusVersion | None:
+        vid = self._current_id()
+        if vid is None:
+            return None
+        return next((v for v in self.versions() if v.id == vid), None)
+
+    def versions(self) -> list[CorpusVersion]:
+        rows = self._db().execute(
+            "SELECT id, hash, created_at, chunk_count, record_count, embedding_model, dim, note FROM corpus_versions ORDER BY id"
+        ).fetchall()
+        return [CorpusVersion(*tuple(r)) for r in rows]
+
+    def _require_current(self) -> int:
+        vid = self._current_id()
+        if vid is None:
+            raise StoreError(f"{self.path} holds no corpus yet: run `vouched ingest` first")
+        return vid
+
+    def _write_version(self, w: _Writer) -> CorpusVersion:
+        chunks = w._chunks
+        ids = [(c.tenant, c.id) for c in chunks]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise StoreError(f"duplicate chunk id {dup[1]!r} in tenant {dup[0]!r}")
+        vectors = np.concatenate(w._vectors) if w._vectors else np.zeros((0, 0), dtype=np.float32)
+        has_vec = vectors.shape[1] > 0 if vectors.ndim == 2 else False
+        sup = superseded_from(chunks)
+        chash = corpus_hash(chunks, w._records)
+        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = db.execute(
+                "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count) VALUES (?,?,?,?,?,?,?)",
+                (chash, created, w._note, w._model, int(vectors.shape[1]) if has_vec else 0, len(chunks), len(w._records)),
+            )
+            vid = int(cur.lastrowid)
+            db.execute(f"CREATE VIRTUAL TABLE fts_v{vid} USING fts5(terms, content='', tokenize=\"{FTS_TOKENIZE}\")")
+            batch = 500
+            for start in range(0, len(chunks), batch):
+                part = chunks[start : start + batch]
+                rows = []
+                for i, c in enumerate(part, start):
+                    terms = " ".join(analyze(c.embed_text, c.lang))
+                    vec = vectors[i].tobytes() if has_vec else None
+                    s = sup.get((c.tenant, c.doc_id))
+                    rows.append((vid, c.id, c.doc_id, c.text, c.title, c.section, c.overlap, c.version, c.page, c.position,
+                                 c.source, c.url, c.lang, c.tenant, _iso(c.updated_at), _iso(c.effective_from),
+                                 _iso(c.effective_to), c.supersedes, _iso(s), c.authority, int(c.draft),
+                                 json.dumps(list(c.flags)), terms, vec))
+                db.executemany(_INSERT_CHUNK, rows)
+                if w._progress:
+                    w._progress(len(part))
+            db.execute(f"INSERT INTO fts_v{vid} (rowid, terms) SELECT rowid, terms FROM chunks WHERE version_id=?", (vid,))
+            db.executemany(
+                "INSERT INTO records (version_id, record_id, tenant, body) VALUES (?,?,?,?)",
+                [(vid, r.id, r.tenant, json.dumps(asdict(r), ensure_ascii=False)) for r in w._records],
+            )
+            db.execute("INSERT INTO meta (key, value) VALUES ('current', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(vid),))
+            self._drop_old(db, vid)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return self.current_version()  # type: ignore[return-value]
+
+    def _drop_old(self, db: sqlite3.Connection, current: int) -> None:
+        old = [r[0] for r in db.execute("SELECT id FROM corpus_versions WHERE id < ? ORDER BY id DESC", (current,))]
+        for vid in old[self.keep_versions - 1 :]:
+            db.execute(f"DROP TABLE IF EXISTS fts_v{vid}")
+            db.execute("DELETE FROM chunks WHERE version_id=?", (vid,))
+            db.execute("DELETE FROM records WHERE version_id=?", (vid,))
+            db.execute("DELETE FROM corpus_versions WHERE id=?", (vid,))
+
+    # -- filters ---------------------------------------------------------------------------
+    @staticmethod
+    def _filter_sql(f: SearchFilters) -> tuple[str, list]:
+        day = (f.as_of or date.today()).isoformat()
+        sql = " AND c.tenant = ? AND (c.effective_from IS NULL OR c.effective_from <= ?)" \
+              " AND (c.effective_to IS NULL OR c.effective_to >= ?) AND (c.superseded_from IS NULL OR c.superseded_from > ?)"
+        args: list = [f.tenant, day, day, day]
+        if not f.include_drafts:
+            sql += " AND c.draft = 0"
+        if f.langs is not None:
+            sql += f" AND c.lang IN ({','.join('?' * len(f.langs))})" if f.langs else " AND 0"
+            args.extend(f.langs)
+        return sql, args
+
+    # -- search ----------------------------------------------------------------------------
+    def keyword_search(self, terms: Sequence[str], filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
+        terms = [t for t in dict.fromkeys(terms) if t]
+        if not terms or limit <= 0:
+            return []
+        vid = self._require_current()
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where, args = self._filter_sql(filters)
+        rows = self._db().execute(
+            f"SELECT c.chunk_id, -bm25(fts_v{vid}) AS s FROM fts_v{vid} JOIN chunks c ON c.rowid = fts_v{vid}.rowid "
+            f"WHERE fts_v{vid} MATCH ? AND c.version_id = ?{where} ORDER BY bm25(fts_v{vid}) LIMIT ?",
+            [match, vid, *args, limit],
+        ).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def _dense_index(self) -> _DenseIndex:
+        vid = self._require_current()
+        idx = self._dense
+        if idx is not None and idx.version_id == vid:
+            return idx
+        with self._dense_lock:
+            if self._dense is not None and self._dense.version_id == vid:
+                return self._dense
+            self._dense = self._load_dense(vid)
+            return self._dense
+
+    def _load_dense(self, vid: int) -> _DenseIndex:
+        rows = self._db().execute(
+            "SELECT chunk_id, tenant, lang, draft, effective_from, effective_to, superseded_from, vec "
+            "FROM chunks WHERE version_id=? AND vec IS NOT NULL ORDER BY rowid", (vid,)
+        ).fetchall()
+        dim = self._db().execute("SELECT dim FROM corpus_versions WHERE id=?", (vid,)).fetchone()[0]
+        tenants: dict[str, int] = {}
+        langs: dict[str, int] = {}
+        n = len(rows)
+        matrix = np.empty((n, dim), dtype=np.float32)
+        tenant = np.empty(n, dtype=np.int32)
+        lang = np.empty(n, dtype=np.int32)
+        draft = np.empty(n, dtype=bool)
+        ef, et, sf = (np.empty(n, dtype=np.int64) for _ in range(3))
+        for i, r in enumerate(rows):
+            matrix[i] = np.frombuffer(r[7], dtype=np.float32)
+            tenant[i] = tenants.setdefault(r[1], len(tenants))
+            lang[i] = langs.setdefault(r[2], len(langs))
+            draft[i] = bool(r[3])
+            ef[i] = date.fromisoformat(r[4]).toordinal() if r[4] else _NO_DATE_LO
+            et[i] = date.fromisoformat(r[5]).toordinal() if r[5] else _NO_DATE_HI
+            sf[i] = date.fromisoformat(r[6]).toordinal() if r[6] else _NO_DATE_HI + 1
+        ids = [r[0] for r in rows]
+        positions = {(int(tenant[i]), cid): i for i, cid in enumerate(ids)}
+        return _DenseIndex(vid, ids, matrix, tenant, tenants, lang, langs, draft, ef, et, sf, positions)
+
+    def dense_search(self, vector: np.ndarray, filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
+        idx = self._dense_index()
+        if not len(idx.ids) or limit <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != idx.matrix.shape[1]:
+            raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {idx.matrix.shape[1]}: re-ingest with this embedder")
+        cand = np.flatnonzero(idx.mask(filters))
+        if not len(cand):
+            return []
+        scores = idx.matrix[cand] @ q if len(cand) < len(idx.ids) else idx.matrix @ q
+        k = min(limit, len(cand))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(idx.ids[cand[i]], float(scores[i])) for i in top]
+
+    def score_dense(self, vector: np.ndarray, ids: Sequence[str], tenant: str = "default") -> dict[str, float]:
+        idx = self._dense_index()
+        code = idx.tenants.get(tenant)
+        rows = [(i, idx.positions.get((code, i))) for i in ids] if code is not None else []
+        rows = [(i, r) for i, r in rows if r is not None]
+        if not rows:
+            return {}
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        scores = idx.matrix[[r for _, r in rows]] @ q
+        return {i: float(s) for (i, _), s in zip(rows, scores)}
+
+    # -- reads -----------------------------------------------------------------------------
+    def _in_current(self, sql_cols: str, ids: Sequence[str], tenant: str):
+        vid = self._require_current()
+        out = []
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            out.extend(self._db().execute(
+                f"SELECT {sql_cols} FROM chunks WHERE version_id=? AND tenant=? AND chunk_id IN ({','.join('?' * len(part))})",
+                [vid, tenant, *part],
+            ).fetchall())
+        return out
+
+    def get_chunks(self, ids: Sequence[str], tenant: str = "default") -> dict[str, Chunk]:
+        return {r["chunk_id"]: _row_to_chunk(r) for r in self._in_current(_CHUNK_COLS, ids, tenant)}
+
+    def get_terms(self, ids: Sequence[str], tenant: str = "default") -> dict[str, frozenset[str]]:
+        return {r[0]: frozenset(r[1].split()) for r in self._in_current("chunk_id, terms", ids, tenant)}
+
+    def records(self, tenant: str = "default") -> list[Record]:
+        vid = self._current_id()
+        if vid is None:
+            return []
+        rows = self._db().execute(
+            "SELECT body FROM records WHERE version_id=? AND tenant=? ORDER BY record_id", (vid, tenant)
+        ).fetchall()
+        return [Record(**json.loads(r[0])) for r in rows]
