@@ -1,5 +1,5 @@
 import os
-import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -8,10 +8,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT.parent / "shared" / "benchmarks"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Tests never write the user's embedding cache."""
-    monkeypatch.setenv("VOUCHED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embed-cache"))
+def pytest_configure(config):
+    # Tests never read or write the user's embedding cache: each run starts cold, in a temp dir.
+    os.environ["VOUCHED_CACHE_DIR"] = tempfile.mkdtemp(prefix="vouched-test-cache-")
 
 
 @pytest.fixture(scope="session")

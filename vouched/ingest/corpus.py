@@ -1,0 +1,253 @@
+"""Load a whole corpus: walk the paths, load and chunk every document, read the records.
+
+One bad file is reported and the run continues (unless `strict`), because a site with one
+broken page should still be searchable — but nothing is skipped silently: every error,
+empty document, empty PDF page, duplicate and unsupported file is counted in the report.
+
+Walking is deterministic: paths in the order given, each directory walked recursively in
+sorted order, hidden files and directories (a leading ".") skipped and listed, symlinked
+directories not followed. `vouched.toml` is configuration, not content, and is passed over.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from vouched.errors import IngestError
+from vouched.ingest.chunker import chunk_document
+from vouched.ingest.loaders import is_supported, load_document
+from vouched.ingest.records import is_records_file, load_records
+from vouched.types import Chunk, Record
+
+CONFIG_FILE_NAME = "vouched.toml"
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one ingest run did, for the CLI and for the store's corpus-version log."""
+
+    documents: int = 0
+    chunks: int = 0
+    records: int = 0
+    empty_documents: tuple[str, ...] = ()
+    empty_pages: tuple[tuple[str, int], ...] = ()  # (file, 1-based page)
+    duplicates_skipped: int = 0
+    skipped_files: tuple[str, ...] = ()
+    errors: tuple[tuple[str, str], ...] = ()  # (file, message)
+    hidden_text: tuple[tuple[str, int], ...] = ()  # (file, characters of hidden HTML text dropped)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def render(self) -> str:
+        """A short multi-line summary for people; empty sections are left out."""
+        lines = [f"Loaded {_n(self.documents, 'document')} → {_n(self.chunks, 'chunk')}; {_n(self.records, 'record')}."]
+        if self.duplicates_skipped:
+            lines.append(f"Duplicate chunks skipped: {self.duplicates_skipped}")
+        if self.empty_documents:
+            lines.append(f"Empty documents ({len(self.empty_documents)}): {', '.join(self.empty_documents)}")
+        if self.empty_pages:
+            lines.append(f"PDF pages without text ({len(self.empty_pages)}): {_pages(self.empty_pages)}")
+        if self.hidden_text:
+            shown = ", ".join(f"{path} ({chars} chars)" for path, chars in self.hidden_text)
+            lines.append(f"Hidden HTML text dropped: {shown}")
+        if self.skipped_files:
+            lines.append(f"Skipped, unsupported ({len(self.skipped_files)}): {', '.join(self.skipped_files)}")
+        if self.errors:
+            lines.append(f"Errors ({len(self.errors)}):")
+            lines.extend(f"  {path}: {message}" for path, message in self.errors)
+        return "\n".join(lines)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _pages(pages: Sequence[tuple[str, int]]) -> str:
+    by_file: dict[str, list[str]] = {}
+    for path, page in pages:
+        by_file.setdefault(path, []).append(str(page))
+    return "; ".join(f"{path} p. {', '.join(numbers)}" for path, numbers in by_file.items())
+
+
+@dataclass(frozen=True)
+class CorpusLoad:
+    chunks: tuple[Chunk, ...]
+    records: tuple[Record, ...]
+    report: IngestReport
+
+
+@dataclass
+class _Run:
+    """Mutable tallies of one run; frozen into an `IngestReport` at the end."""
+
+    strict: bool
+    chunks: list[Chunk] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    documents: int = 0
+    empty_documents: list[str] = field(default_factory=list)
+    empty_pages: list[tuple[str, int]] = field(default_factory=list)
+    duplicates: int = 0
+    skipped: list[str] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    hidden: list[tuple[str, int]] = field(default_factory=list)
+    seen_text: set[tuple[str, str]] = field(default_factory=set)
+    doc_sources: dict[str, str] = field(default_factory=dict)
+    record_ids: set[tuple[str, str]] = field(default_factory=set)
+
+    def error(self, path: Path, message: str) -> None:
+        if self.strict:
+            raise IngestError(message)
+        self.errors.append((str(path), message))
+
+    def report(self) -> IngestReport:
+        return IngestReport(
+            documents=self.documents,
+            chunks=len(self.chunks),
+            records=len(self.records),
+            empty_documents=tuple(self.empty_documents),
+            empty_pages=tuple(self.empty_pages),
+            duplicates_skipped=self.duplicates,
+            skipped_files=tuple(self.skipped),
+            errors=tuple(self.errors),
+            hidden_text=tuple(self.hidden),
+        )
+
+
+def iter_files(paths: Sequence[Path]) -> list[Path]:
+    """Every file `load_corpus` will visit (and call `progress` for), in order."""
+    return [file for file, _ in _plan(paths)[0]]
+
+
+def load_corpus(
+    paths: Sequence[Path],
+    *,
+    allowed_langs: Sequence[str],
+    default_tenant: str = "default",
+    max_chars: int = 1200,
+    overlap_sentences: int = 2,
+    progress: Callable[[str], None] | None = None,
+    strict: bool = False,
+    root: Path | None = None,
+) -> CorpusLoad:
+    """Load, chunk and de-duplicate every document under `paths`, and read every records file.
+
+    Doc ids default to the path relative to the directory given (or to `root` when set; a
+    file given directly is relative to its own folder). With `strict`, the first error raises
+    `IngestError` instead of being reported.
+    """
+    planned, hidden = _plan(paths, root)
+    run = _Run(strict=strict)
+    run.skipped.extend(str(p) for p in hidden)
+    for file, file_root in planned:
+        if progress is not None:
+            progress(str(file))
+        if not file.exists():
+            run.error(file, f"{file}: no such file or directory")
+        elif file.name == CONFIG_FILE_NAME:
+            continue
+        elif is_records_file(file):
+            _add_records(run, file, default_tenant, allowed_langs)
+        elif is_supported(file):
+            _add_document(run, file, file_root, allowed_langs, default_tenant, max_chars, overlap_sentences)
+        else:
+            run.skipped.append(str(file))
+    return CorpusLoad(chunks=tuple(run.chunks), records=tuple(run.records), report=run.report())
+
+
+def _plan(paths: Sequence[Path], root: Path | None = None) -> tuple[list[tuple[Path, Path]], list[Path]]:
+    """(file, root for its doc id) in visiting order, plus hidden entries passed over."""
+    planned: list[tuple[Path, Path]] = []
+    hidden: list[Path] = []
+    seen: set[Path] = set()
+    for given in map(Path, paths):
+        if given.is_dir():
+            files, skipped = _walk(given)
+            hidden.extend(skipped)
+            base = root or given
+        else:
+            files, base = [given], root or given.parent
+        for file in files:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                planned.append((file, base))
+    return planned, hidden
+
+
+def _walk(directory: Path) -> tuple[list[Path], list[Path]]:
+    files: list[Path] = []
+    hidden: list[Path] = []
+    for current, dirnames, filenames in os.walk(directory):
+        here = Path(current)
+        hidden.extend(here / d for d in sorted(dirnames) if d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            (hidden if name.startswith(".") else files).append(here / name)
+    files.sort(key=lambda p: p.relative_to(directory).parts)
+    return files, hidden
+
+
+def _add_records(run: _Run, file: Path, default_tenant: str, allowed_langs: Sequence[str]) -> None:
+    try:
+        records = load_records(file, default_tenant=default_tenant, allowed_langs=allowed_langs)
+    except IngestError as exc:
+        run.error(file, str(exc))
+        return
+    for record in records:
+        key = (record.tenant, record.id)
+        if key in run.record_ids:
+            run.error(file, f"{file}: record id {record.id!r} is already used by another records file")
+            continue
+        run.record_ids.add(key)
+        run.records.append(record)
+
+
+def _add_document(
+    run: _Run,
+    file: Path,
+    file_root: Path,
+    allowed_langs: Sequence[str],
+    default_tenant: str,
+    max_chars: int,
+    overlap_sentences: int,
+) -> None:
+    try:
+        doc = load_document(file, root=file_root, allowed_langs=allowed_langs)
+    except IngestError as exc:
+        run.error(file, str(exc))
+        return
+    if doc.doc_id in run.doc_sources:
+        first = run.doc_sources[doc.doc_id]
+        run.error(file, f"{file}: doc id {doc.doc_id!r} is already used by {first}; give one of them its own id")
+        return
+    run.doc_sources[doc.doc_id] = doc.source
+    run.documents += 1
+    run.empty_pages.extend((str(file), page) for page in doc.empty_pages)
+    if doc.metadata.get("hidden_text_dropped"):
+        run.hidden.append((str(file), int(doc.metadata["hidden_text_dropped"])))
+    chunks = chunk_document(doc, max_chars=max_chars, overlap_sentences=overlap_sentences, tenant_default=default_tenant)
+    if not chunks:
+        run.empty_documents.append(str(file))
+    _keep_unique(run, chunks)
+
+
+def _keep_unique(run: _Run, chunks: Sequence[Chunk]) -> None:
+    """Keep the first chunk of each (tenant, normalised text); count the rest as duplicates.
+
+    The same boilerplate paragraph on many pages would otherwise crowd every result list;
+    other tenants' copies are kept because tenants never see each other's chunks.
+    """
+    from vouched.text import normalize
+
+    for chunk in chunks:
+        key = (chunk.tenant, normalize(chunk.text))
+        if key in run.seen_text:
+            run.duplicates += 1
+            continue
+        run.seen_text.add(key)
+        run.chunks.append(chunk)
