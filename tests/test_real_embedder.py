@@ -54,3 +54,26 @@ def test_off_topic_scores_below_on_topic(engine):
     off = engine.search("what's the weather in Paris").evidence
     on = engine.search("What did she build for Tessera Health?").evidence
     assert off < on
+
+
+@pytest.mark.parametrize("question, needle", [
+    ("Which database did the Tessera Health search run on?", "PostgreSQL"),
+    ("Where did she do her PhD, and what was it about?", "Porto"),
+    ("پاک‌نویس نرخ خطای نویسه را چقدر کاهش داد؟", "4.2"),
+])
+def test_extractive_answer_with_the_real_model(engine, question, needle):
+    """`vouched ask` on a fresh machine: no API key, the bundled model, cited sentences."""
+    from vouched.answer import Assistant
+
+    a = Assistant(engine.config, engine=engine)
+    ans = a.ask(question)
+    assert ans.outcome == "answered", ans
+    assert any(needle in s for s in ans.sentences)
+    assert ans.sources and all(s.title for s in ans.sources)
+
+
+def test_off_topic_refused_by_l2_with_the_real_model(engine):
+    from vouched.answer import Assistant
+
+    ans = Assistant(engine.config, engine=engine).ask("What's the weather in Paris today?")
+    assert ans.outcome == "refused" and ans.layer == "L2"

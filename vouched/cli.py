@@ -18,8 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from vouched.errors import ConfigError, EmbedderError, IngestError, StoreError, VouchedError
+from vouched.llm.errors import ProviderError
 
-EXIT_CODES: dict[type[VouchedError], int] = {ConfigError: 2, IngestError: 3, StoreError: 4, EmbedderError: 5}
+EXIT_CODES: dict[type[VouchedError], int] = {ConfigError: 2, IngestError: 3, StoreError: 4, EmbedderError: 5, ProviderError: 6}
 
 app = typer.Typer(
     help=(
@@ -162,6 +163,76 @@ def search(
         text = p.chunk.text if len(p.chunk.text) < 220 else p.chunk.text[:217] + "…"
         t.add_row(str(p.rank), f"{where}\n[dim]{p.chunk.doc_id} ({p.chunk.lang})[/]", f"{p.dense:.3f}", f"{p.keyword:.3f}", f"{p.evidence:.3f}", text)
     out.print(t)
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question, in any configured language."),
+    config: Optional[Path] = ConfigOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the final Answer as one JSON object."),
+    previous_question: Optional[str] = typer.Option(None, "--previous-question", help="The previous turn's question (for follow-ups)."),
+    previous_answer: Optional[str] = typer.Option(None, "--previous-answer", help="The previous turn's answer (for 'the second one')."),
+    provider: Optional[str] = typer.Option(None, help="extractive | openai | anthropic (default: answer.provider)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Reader's language (default: detected from the question)."),
+    tenant: Optional[str] = typer.Option(None, help="Tenant (default: corpus.tenant)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Validity date YYYY-MM-DD (default: today)."),
+) -> None:
+    """Ask a question: a guarded, cited answer streamed sentence by sentence — or a fixed refusal.
+
+    Refusal patterns (L1) and the evidence threshold (L2) run before any model call; every
+    sentence is checked against the sources it cites before it is shown (L4/L5). With the
+    default extractive generator no model or API key is needed.
+    """
+    from vouched.answer import Answer, Assistant, DoneEvent, NoticeEvent, RefusalEvent, SentenceEvent
+    from vouched.config import load_config
+
+    try:
+        cfg = load_config(_config_path(config))
+        if provider:
+            cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
+        assistant = Assistant(cfg)
+        prev = (previous_question, previous_answer or "") if previous_question else None
+        events = []
+        for e in assistant.stream(question, prev, lang=lang, tenant=tenant, as_of=_parse_date(as_of)):
+            events.append(e)
+            if as_json:
+                continue
+            if isinstance(e, SentenceEvent):
+                out.print(e.text, end=" ", highlight=False, soft_wrap=True)
+            elif isinstance(e, RefusalEvent):
+                out.print(f"[bold yellow]{e.text}[/]  [dim]({e.layer or 'model'} · {e.category})[/]", highlight=False)
+            elif isinstance(e, NoticeEvent):
+                out.print(f"\n[bold magenta]{e.text}[/]  [dim]({e.kind}{' · ' + e.rule if e.rule else ''})[/]", highlight=False)
+            elif isinstance(e, DoneEvent):
+                if e.sources:
+                    out.print("\n\n[bold]Sources[/]")
+                    for s in e.sources:
+                        meta = " · ".join(x for x in (s.section, s.date, s.url) if x)
+                        out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
+                out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
+        if as_json:
+            print(json.dumps(Answer.from_events(events).to_dict(), ensure_ascii=False, indent=2))
+    except VouchedError as exc:
+        _fail(exc)
+
+
+@app.command()
+def serve(
+    config: Optional[Path] = ConfigOpt,
+    host: Optional[str] = typer.Option(None, help="Address to bind (default: server.host, 127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, help="Port (default: server.port, 8000)."),
+) -> None:
+    """Serve the streaming API and the chat page (http://127.0.0.1:8000/ by default).
+
+    POST /v1/ask streams Server-Sent Events (sentence, notice, refusal, done);
+    POST /v1/chat/completions is an OpenAI-compatible face; GET /metrics, /healthz, /docs.
+    """
+    from vouched.server.cli import serve as run_server
+
+    try:
+        run_server(_config_path(config), host, port)
+    except VouchedError as exc:
+        _fail(exc)
 
 
 @app.command()

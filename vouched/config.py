@@ -64,6 +64,60 @@ class ThresholdSettings(_Section):
     corpus_version: str | None = Field(default=None, description="Corpus version hash the value was calibrated on.")
 
 
+class AnswerSettings(_Section):
+    provider: Literal["extractive", "openai", "anthropic"] = Field(
+        default="extractive", description="'extractive' (no model: cited sentences of the sources), 'openai' (any OpenAI-compatible server) or 'anthropic'.")
+    model: str = Field(default="", description="Model name sent to the provider.")
+    base_url: str | None = Field(default=None, description="Provider base URL, e.g. http://127.0.0.1:8080/v1 for llama.cpp.")
+    api_key_env: str | None = Field(default=None, description="Environment variable holding the API key (default per provider).")
+    max_output_tokens: int = Field(default=512, ge=16, le=32000)
+    reasoning_reserve_tokens: int = Field(default=0, ge=0, description="Extra output tokens a reasoning model may spend.")
+    context_tokens: int = Field(default=3000, ge=200, description="Token budget for the numbered sources in the prompt.")
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    extractive_sentences: int = Field(default=3, ge=1, le=10, description="Sentences the extractive generator picks.")
+    summary_records: int = Field(default=4, ge=1, le=20, description="Records in a records answer or summary.")
+
+
+class GuardSettings(_Section):
+    extra_patterns: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict, description="L1 patterns to add: {lang or '*': {category: [regex, ...]}}, run on normalised text.")
+    texts: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Override fixed texts: {lang: {'refusal.fees': '...', 'notice.held': '...'}}.")
+
+
+class ModelPrice(_Section):
+    input_per_mtok: float = Field(ge=0, description="USD per million input tokens.")
+    output_per_mtok: float = Field(ge=0, description="USD per million output tokens (reasoning included).")
+
+
+class SpendSettings(_Section):
+    monthly_cap_usd: float = Field(default=0.0, ge=0, description="Monthly spend cap in USD; 0 allows no paid model call at all.")
+    prices: dict[str, ModelPrice] = Field(default_factory=dict, description="Prices per model name; a paid model without a price is a config error at start.")
+    backend: Literal["sqlite", "redis"] = "sqlite"
+    path: Path = Field(default=Path(".vouched/counters.sqlite"), description="SQLite file for spend and rate counters (sqlite backend).")
+    redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (redis backend).")
+    reservation_ttl_s: int = Field(default=600, ge=10, description="A reservation not settled within this time (crashed process) is reclaimed.")
+
+
+class RateLimitSettings(_Section):
+    enabled: bool = True
+    per_minute: int = Field(default=10, ge=0, description="Requests per client address per minute (0: no limit).")
+    per_hour: int = Field(default=100, ge=0)
+    per_day: int = Field(default=500, ge=0)
+    trusted_proxies: list[str] = Field(default_factory=list, description="Peer addresses/CIDRs of the edge proxy whose X-Forwarded-For/Forwarded is believed.")
+    forwarded_header: Literal["auto", "x-forwarded-for", "forwarded"] = Field(
+        default="auto", description="The header the trusted proxy writes; name it so a client-written other header is never read.")
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    max_question_bytes: int = Field(default=2000, ge=10)
+    max_history_bytes: int = Field(default=8000, ge=0)
+    request_timeout_s: float = Field(default=60, gt=0)
+    suggested_questions: dict[str, list[str]] = Field(default_factory=dict, description="Per language, shown on the chat page.")
+
+
 class Config(_Section):
     languages: list[str] = Field(default_factory=lambda: ["en"], description="Languages the deployment serves.")
     default_language: str = "en"
@@ -73,6 +127,11 @@ class Config(_Section):
     embedding: EmbeddingSettings = EmbeddingSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     threshold: ThresholdSettings = ThresholdSettings()
+    answer: AnswerSettings = AnswerSettings()
+    guard: GuardSettings = GuardSettings()
+    spend: SpendSettings = SpendSettings()
+    rate_limit: RateLimitSettings = RateLimitSettings()
+    server: ServerSettings = ServerSettings()
     base_dir: Path = Field(default=Path("."), exclude=True, description="Set by the loader: the config file's folder.")
 
     @field_validator("languages")

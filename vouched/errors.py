@@ -4,7 +4,9 @@
      ├── ConfigError      a vouched.toml key is missing, unknown or invalid
      ├── IngestError      a source file could not be read or parsed
      ├── StoreError       the store is missing, corrupt or has no corpus version
-     └── EmbedderError    the embedding model could not load or embed
+     ├── EmbedderError    the embedding model could not load or embed
+     └── ProviderError    an LLM provider refused or failed (vouched.llm.errors: auth,
+                          unavailable, protocol)
 
 CLI exit codes are mapped from this tree in one place (`vouched.cli.EXIT_CODES`).
 """

@@ -31,6 +31,19 @@ def test_skip_first_forwards_only_real_work():
     assert seen == [2]
 
 
+def test_progress_counts_exactly_the_passages_embedded(tmp_path):
+    from vouched.eval.bench_retrieval import _to_embed
+
+    emb = embedder(tmp_path)
+    texts = ["alpha beta", "gamma delta", "alpha beta"]  # a repeat is embedded once
+    for expected in (2, 0):  # cold cache, then warm
+        todo = _to_embed(emb, texts)
+        assert todo == expected
+        seen: list[int] = []
+        emb.embed_passages(texts, progress=skip_first(len(texts) - todo, seen.append))
+        assert sum(seen) == todo == emb.last_misses
+
+
 def test_machine_info_names_the_hardware():
     m = machine_info()
     assert m["cpu"] and m["cores"] >= 1 and m["ram_gb"] > 0 and m["python"].startswith("3.")

@@ -118,3 +118,14 @@ def test_repo_condition_files_match_the_shared_data(path):
     cond = load_condition(path)
     ds = load_dataset(REPO / cond.dataset.path, cond.dataset.loader, **cond.dataset.params())
     assert verify_inputs(ds, cond) == []
+
+
+@pytest.mark.skipif(not (SHARED / "xquad").is_dir(), reason="shared benchmarks absent")
+def test_dataset_folders_select_their_repo_conditions():
+    from vouched.eval.cli_bench import default_dataset_dir, plan_conditions
+
+    plans, notes = plan_conditions(default_dataset_dir("xquad"), None)
+    assert sorted(p.name for p in plans) == ["xquad-es-en", "xquad-es-es"] and not notes
+    assert {p.name: p.params["doc_lang"] for p in plans} == {"xquad-es-en": "en", "xquad-es-es": "es"}
+    plans, _ = plan_conditions(default_dataset_dir("scifact"), None)
+    assert [p.name for p in plans] == ["scifact"] and plans[0].condition.stats["documents"] == 5183

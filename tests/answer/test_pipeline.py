@@ -1,0 +1,140 @@
+import pytest
+
+from tests.answer.conftest import make_assistant
+from vouched.answer import Answer, DoneEvent, NoticeEvent, RefusalEvent, SentenceEvent
+from vouched.llm.base import Usage
+from vouched.llm.scripted import ScriptedProvider
+
+
+@pytest.mark.parametrize("question", [
+    "What are Leila Navid's day rates?",
+    "How much does she charge for an audit?",
+    "هزينه‌ي همكاري با لیلا چقدر است؟",  # Arabic yeh and kaf
+    "هزینشو میخواهم بدانم",  # joined spelling
+    "¿Cuáles son sus tarifas?",
+])
+def test_l1_fee_refusal_constructs_nothing(site_config, question):
+    a, counting = make_assistant(site_config, provider=ScriptedProvider(["never"]))
+    ans = a.ask(question)
+    assert ans.outcome == "refused" and ans.layer == "L1" and ans.category == "fees"
+    assert counting.counts == {"retriever": 0, "store": 0, "embedder": 0, "provider": 0}
+    assert ans.text and not ans.sentences and not ans.sources
+
+
+def test_l1_refusal_text_is_fixed_and_localised(site_config):
+    a, _ = make_assistant(site_config)
+    en = a.ask("What are her rates?")
+    es = a.ask("¿Cuáles son sus tarifas?")
+    assert en.text != es.text
+    assert a.ask("What are her fees?").text == en.text  # fixed string, not generated
+
+
+def test_off_topic_is_refused_by_l2_without_a_provider_call(site_config):
+    provider = ScriptedProvider(["Paris is sunny [1]."])
+    a, counting = make_assistant(site_config, provider=provider)
+    ans = a.ask("What's the weather in Paris today?")
+    assert ans.outcome == "refused" and ans.layer == "L2" and ans.category == "no_evidence"
+    assert counting.counts["provider"] == 0 and provider.calls == 0
+    assert a.last_trace.evidence < a.last_trace.threshold
+
+
+def test_recent_work_answers_from_records_newest_first(site_config):
+    a, counting = make_assistant(site_config)
+    ans = a.ask("What has she done recently?")
+    assert ans.outcome == "records"
+    assert counting.counts["retriever"] == 0
+    ids = [s.id for s in ans.sources]
+    assert ids[0] in ("record:cv-independent", "record:cv-mar-azul-advisor")
+    assert all(s.kind == "record" for s in ans.sources)
+    # current records carry "present"; nothing else does
+    assert "present" in ans.sentences[0]
+
+
+def test_extractive_answer_cites_existing_sources(site_config):
+    a, _ = make_assistant(site_config)
+    ans = a.ask("Which database did the Tessera Health search run on?")
+    assert ans.outcome == "answered", ans
+    assert ans.sentences and ans.sources
+    # extractive: every released sentence is a sentence of a cited source, verbatim
+    texts = a.pipeline._store_factory().get_chunks([s.id for s in ans.sources])
+    corpus = " ".join(" ".join(c.text.split()) for c in texts.values())
+    for sentence in ans.sentences:
+        assert sentence.rstrip(".") in corpus
+    numbers = {s.number for s in ans.sources}
+    trace = a.last_trace
+    assert all(x["ok"] for x in trace.sentences)
+    assert len(numbers) == len(ans.sources)
+    assert "[" not in " ".join(ans.sentences)  # markers stripped
+
+
+def _scripted(site_config, chunks, **kw):
+    provider = ScriptedProvider(chunks, usage=kw.pop("usage", Usage(input_tokens=100, output_tokens=20)), **kw)
+    cfg = site_config.model_copy(update={"answer": site_config.answer.model_copy(update={"provider": "openai"})})
+    a, counting = make_assistant(cfg, provider=provider)
+    return a, provider
+
+
+Q = "Which database did the Tessera Health search run on?"
+
+
+def test_model_answer_released_sentence_by_sentence(site_config):
+    a, provider = _scripted(site_config, ["The search ran on Post", "greSQL with pgvector [", "1", "]. It used HNSW", " indexes [1]."])
+    events = list(a.stream(Q))
+    sentences = [e for e in events if isinstance(e, SentenceEvent)]
+    assert [s.text for s in sentences] == ["The search ran on PostgreSQL with pgvector.", "It used HNSW indexes."]
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.outcome == "answered"
+    assert [s.number for s in done.sources] == [1]
+    assert done.usage.input_tokens == 100 and done.usage.output_tokens == 20
+
+
+def test_unsupported_number_holds_the_rest_and_cancels_upstream(site_config):
+    a, provider = _scripted(site_config, ["The search ran on PostgreSQL [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "] * 3)
+    ans = a.ask(Q)
+    assert ans.outcome == "held" and ans.layer == "L4" and ans.category == "unsupported_value"
+    assert ans.sentences == ("The search ran on PostgreSQL.",)
+    assert ans.notices[0].kind == "held"
+    assert provider.cancelled
+    assert any(s["rule"] == "unsupported_value" and s["value"] for s in a.last_trace.sentences)
+
+
+def test_out_of_range_marker_is_held(site_config):
+    a, provider = _scripted(site_config, ["It used PostgreSQL [1]. It also used Oracle [42]."])
+    ans = a.ask(Q)
+    assert ans.outcome == "held" and ans.category == "marker_range"
+
+
+def test_first_person_is_held_by_l5(site_config):
+    a, _ = _scripted(site_config, ["I built the search on PostgreSQL [1]."])
+    ans = a.ask(Q)
+    assert ans.outcome == "held" and ans.layer == "L5" and ans.category == "first_person"
+    assert ans.sentences == ()
+
+
+def test_no_answer_token_becomes_the_fixed_refusal(site_config):
+    a, _ = _scripted(site_config, ["NO_", "ANSWER"])
+    ans = a.ask(Q)
+    assert ans.outcome == "refused" and ans.category == "no_answer"
+    assert "NO_ANSWER" not in ans.text
+
+
+def test_length_cut_gets_its_own_notice(site_config):
+    a, _ = _scripted(site_config, ["It used PostgreSQL [1]. It also used pg", "vector and"], finish_reason="length")
+    ans = a.ask(Q)
+    assert ans.outcome == "truncated"
+    assert ans.sentences == ("It used PostgreSQL.",)
+    assert ans.notices[0].kind == "truncated"
+
+
+def test_followup_fee_question_is_refused_with_previous(site_config):
+    a, _ = make_assistant(site_config)
+    ans = a.ask("and what did it cost?", previous=("Tell me about the Tessera project.", "It was a search engine."))
+    assert ans.outcome == "refused" and ans.layer == "L1" and ans.category == "fees"
+
+
+def test_async_api(site_config):
+    import asyncio
+
+    a, _ = make_assistant(site_config)
+    ans = asyncio.run(a.aask("What are her rates?"))
+    assert isinstance(ans, Answer) and ans.layer == "L1"

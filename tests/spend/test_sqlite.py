@@ -1,0 +1,88 @@
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from tests.spend.suite import MONTH, PRICE, T0, CountersSuite, run_together
+from vouched.spend import SQLiteRateCounters, SQLiteSpendCounters, upper_bound_micros
+
+
+class TestSQLiteCounters(CountersSuite):
+    @pytest.fixture
+    def make_counters(self, tmp_path):
+        path = tmp_path / "counters.sqlite"
+        made = []
+
+        def make():
+            pair = (SQLiteSpendCounters(path), SQLiteRateCounters(path))
+            made.extend(pair)
+            return pair
+
+        yield make
+        for c in made:
+            c.close()
+
+    @pytest.fixture
+    def unreachable(self, tmp_path):
+        blocker = tmp_path / "not-a-dir"
+        blocker.write_text("a file where the counters' folder should be")
+        return SQLiteSpendCounters(blocker / "c.sqlite"), SQLiteRateCounters(blocker / "c.sqlite")
+
+
+def _reserve_in_child(path, amount, cap, start, out):
+    """One process of the cross-process test: 50 threads reserving at once."""
+    counters = SQLiteSpendCounters(path)
+    start.wait()
+    ids = run_together(50, lambda i: counters.try_reserve(MONTH, amount, cap, 600, T0))
+    out.put([x for x in ids if x])
+
+
+def test_200_reservations_from_4_processes_on_one_file_never_overshoot(tmp_path):
+    path = tmp_path / "counters.sqlite"
+    SQLiteSpendCounters(path).spent(MONTH, T0)  # create the file and switch it to WAL once
+    amount = upper_bound_micros(3000, 1024, PRICE)
+    ctx = multiprocessing.get_context("fork")
+    start, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_reserve_in_child, args=(path, amount, 50 * amount, start, out)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    start.set()
+    granted = [rid for _ in procs for rid in out.get(timeout=120)]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    assert len(granted) == 50 and len(set(granted)) == 50
+    assert SQLiteSpendCounters(path).spent(MONTH, T0) == (0, 50 * amount)
+
+
+def test_the_file_is_wal_with_a_totals_view(tmp_path):
+    path = tmp_path / "c.sqlite"
+    c = SQLiteSpendCounters(path)
+    rid = c.try_reserve(MONTH, 700, 1000, 600, T0)
+    c.try_reserve(MONTH, 200, 1000, 600, T0)
+    c.settle(MONTH, rid, 300, T0)
+    c.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("SELECT month, settled_micros, reserved_micros FROM spend_totals").fetchall() == [(MONTH, 300, 200)]
+    assert SQLiteSpendCounters(path).spent(MONTH, T0) == (300, 200)  # a new handle, same figures
+
+
+def test_a_failed_transaction_leaves_the_handle_usable(tmp_path):
+    c = SQLiteSpendCounters(tmp_path / "c.sqlite")
+    with pytest.raises(RuntimeError):
+        with c.transaction():
+            raise RuntimeError("boom")
+    assert c.try_reserve(MONTH, 1, 10, 600, T0)
+
+
+def test_old_rate_hits_are_pruned(tmp_path):
+    from vouched.spend import Limit
+
+    r = SQLiteRateCounters(tmp_path / "c.sqlite")
+    limits = (Limit("minute", 5, 60),)
+    for i in range(3):
+        r.hit(f"k{i}", limits, T0)
+    r.hit("other", limits, T0 + 601)  # past PRUNE_EVERY_S: everyone's old hits go
+    with r.transaction() as db:
+        assert db.execute("SELECT key FROM rate_hits").fetchall() == [("other",)]

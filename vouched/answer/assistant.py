@@ -1,0 +1,95 @@
+"""The Python API: `Assistant.from_config(path).ask(question)`.
+
+One async core (`astream`); `stream` and `ask` are sync conveniences that drive it on a
+private event loop, so sentences still arrive one by one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+from pathlib import Path
+from typing import AsyncIterator, Iterator, Mapping
+
+from vouched.answer.events import Answer, Event
+from vouched.answer.pipeline import Pipeline, Previous, SpendGate, TraceRecord
+from vouched.config import Config, load_config
+from vouched.engine import Engine
+
+PreviousLike = Previous | Mapping[str, str] | tuple[str, str] | None
+
+
+def as_previous(previous: PreviousLike) -> Previous | None:
+    if previous is None or isinstance(previous, Previous):
+        return previous
+    if isinstance(previous, tuple):
+        return Previous(*previous)
+    return Previous(question=previous.get("question", ""), answer=previous.get("answer", ""))
+
+
+class Assistant:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        engine: Engine | None = None,
+        provider=None,
+        spend: SpendGate | None = None,
+        trace_sink=None,
+    ) -> None:
+        self.config = config
+        self.engine = engine or Engine(config)
+        self._provider = provider
+        provider_factory = None
+        if provider is not None or config.answer.provider != "extractive":
+            provider_factory = self._make_provider
+        self.pipeline = Pipeline(
+            config,
+            retriever_factory=lambda: self.engine.retriever,
+            store_factory=lambda: self.engine.store,
+            embedder_factory=lambda: self.engine.embedder,
+            provider_factory=provider_factory,
+            spend=spend,
+            trace_sink=trace_sink,
+        )
+
+    @classmethod
+    def from_config(cls, path: str | Path | None = None, **kw) -> "Assistant":
+        return cls(load_config(path), **kw)
+
+    def _make_provider(self):
+        if self._provider is None:
+            from vouched.llm.registry import make_provider
+
+            a = self.config.answer
+            settings = {"model": a.model, "base_url": a.base_url, "api_key_env": a.api_key_env}
+            self._provider = make_provider(a.provider, {k: v for k, v in settings.items() if v})
+        return self._provider
+
+    @property
+    def last_trace(self) -> TraceRecord | None:
+        return self.pipeline.last_trace
+
+    async def astream(self, question: str, previous: PreviousLike = None, *, lang: str | None = None,
+                      tenant: str | None = None, as_of: date | None = None) -> AsyncIterator[Event]:
+        async for e in self.pipeline.run(question, as_previous(previous), lang=lang, tenant=tenant, as_of=as_of):
+            yield e
+
+    async def aask(self, question: str, previous: PreviousLike = None, **kw) -> Answer:
+        return Answer.from_events([e async for e in self.astream(question, previous, **kw)])
+
+    def stream(self, question: str, previous: PreviousLike = None, **kw) -> Iterator[Event]:
+        loop = asyncio.new_event_loop()
+        agen = self.astream(question, previous, **kw)
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    break
+        finally:
+            loop.run_until_complete(agen.aclose())
+            loop.close()
+
+    def ask(self, question: str, previous: PreviousLike = None, **kw) -> Answer:
+        return Answer.from_events(list(self.stream(question, previous, **kw)))

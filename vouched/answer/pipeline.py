@@ -1,0 +1,358 @@
+"""The path of one question, in order (DESIGN.md): one async core that yields typed events.
+
+    L1 refusal patterns → records route → retrieval → L2 evidence threshold
+    → numbered sources (L3) → spend reservation → generation → L4/L5 gate → done
+
+The two refusal layers run before any model call. Nothing heavy is touched before it is
+needed: an L1 refusal builds no embedder, runs no store query and constructs no provider.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import date
+from typing import AsyncIterator, Callable, Sequence
+
+from vouched.answer.events import (
+    CitedSource, DoneEvent, Event, NoticeEvent, RefusalEvent, SentenceEvent, Usage,
+)
+from vouched.answer.extractive import ExtractiveGenerator, stream_of
+from vouched.answer.records import record_sentences, record_sources, select_records
+from vouched.config import Config
+from vouched.guard.prompt import PromptSource, build_messages, fit_sources, source_budget
+from vouched.guard.threshold import decide, scoring_queries
+from vouched.retrieve.fusion import fused_order, rrf
+from vouched.spend.budget import SpendGate
+from vouched.types import Passage, SearchFilters, SearchResult
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The previous turn of a conversation."""
+
+    question: str
+    answer: str = ""
+
+
+@dataclass
+class TraceRecord:
+    """What happened to one question (persisted by vouched.trace when configured)."""
+
+    id: str
+    question: str
+    normalized: str = ""
+    lang: str = ""
+    route: str = ""
+    layer: str | None = None
+    category: str | None = None
+    outcome: str = ""
+    threshold: float = 0.0
+    evidence: float = 0.0
+    evidence_run: str = ""
+    retrieved: list[dict] = field(default_factory=list)
+    source_ids: list[str] = field(default_factory=list)
+    sentences: list[dict] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)
+    stages_ms: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def passage_source(p: Passage, number: int) -> PromptSource:
+    c = p.chunk
+    return PromptSource(
+        number=number, id=c.id, doc_id=c.doc_id, title=c.title, section=c.section,
+        date=c.updated_at.isoformat() if c.updated_at else None, url=c.url, text=c.text, kind="passage", flags=c.flags,
+    )
+
+
+class Pipeline:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        retriever_factory: Callable[[], object],
+        store_factory: Callable[[], object],
+        embedder_factory: Callable[[], object],
+        provider_factory: Callable[[], object] | None = None,
+        spend: SpendGate | None = None,
+        trace_sink: Callable[[TraceRecord], None] | None = None,
+    ) -> None:
+        from vouched.guard.packs import load_packs
+        from vouched.text import LANGS
+
+        self.config = config
+        self._retriever_factory = retriever_factory
+        self._store_factory = store_factory
+        self._embedder_factory = embedder_factory
+        self._provider_factory = provider_factory
+        self.spend = spend
+        self.trace_sink = trace_sink
+        # L1 runs every language's pack: a reader may ask in any language, and safety must
+        # not depend on language identification.
+        self.packs = load_packs(LANGS, config.guard.extra_patterns or None)
+        s = config.subject
+        self.subject_names = tuple(n for n in (s.name, *s.aliases) if n)
+        self.last_trace: TraceRecord | None = None
+
+    # -- helpers ---------------------------------------------------------------------------
+    def text(self, key: str, lang: str) -> str:
+        from vouched.guard.texts import fixed_text
+
+        return fixed_text(key, lang, self.config.guard.texts or None, default_lang=self.config.default_language)
+
+    def _lang(self, question: str, lang: str | None) -> str:
+        from vouched.text import detect_language
+
+        if lang:
+            return lang
+        return detect_language(question, tuple(self.config.languages), self.config.default_language)
+
+    def _refuse(self, trace: TraceRecord, layer: str | None, category: str, lang: str, key: str) -> list[Event]:
+        trace.layer, trace.category, trace.outcome = layer, category, "refused"
+        return [
+            RefusalEvent(layer=layer or "", category=category, text=self.text(key, lang)),
+            DoneEvent(outcome="refused", sources=(), trace_id=trace.id, layer=layer, category=category, lang=lang),
+        ]
+
+    def _finish(self, trace: TraceRecord, t0: float) -> None:
+        trace.stages_ms["total"] = (time.perf_counter() - t0) * 1000
+        self.last_trace = trace
+        if self.trace_sink:
+            self.trace_sink(trace)
+
+    # -- the path ----------------------------------------------------------------------------
+    async def run(
+        self,
+        question: str,
+        previous: Previous | None = None,
+        *,
+        lang: str | None = None,
+        tenant: str | None = None,
+        as_of: date | None = None,
+    ) -> AsyncIterator[Event]:
+        from vouched.guard.refusal import match_refusal
+        from vouched.guard.route import match_overview
+        from vouched.text import normalize
+
+        t0 = time.perf_counter()
+        trace = TraceRecord(id=uuid.uuid4().hex, question=question, normalized=normalize(question))
+        try:
+            lang = self._lang(question, lang)
+            trace.lang = lang
+            prev_q = previous.question if previous else None
+
+            m = match_refusal(question, self.packs, subject_names=self.subject_names,
+                              pronoun=self.config.subject.pronoun, previous_question=prev_q)
+            trace.stages_ms["l1"] = (time.perf_counter() - t0) * 1000
+            if m is not None:
+                trace.route = "refusal"
+                for e in self._refuse(trace, "L1", m.category, lang, f"refusal.{m.category}"):
+                    yield e
+                return
+
+            ov = match_overview(question, subject_names=self.subject_names, pronoun=self.config.subject.pronoun,
+                                previous_question=prev_q)
+            if ov is not None:
+                trace.route = "records"
+                async for e in self._records(trace, ov.topic, lang, tenant):
+                    yield e
+                return
+
+            trace.route = "retrieval"
+            async for e in self._retrieval(trace, question, previous, lang, tenant, as_of):
+                yield e
+        finally:
+            self._finish(trace, t0)
+
+    async def _records(self, trace: TraceRecord, topic: str, lang: str, tenant: str | None) -> AsyncIterator[Event]:
+        store = self._store_factory()
+        records = store.records(tenant or self.config.corpus.tenant)
+        chosen = select_records(records, topic, lang, self.config.answer.summary_records)
+        sources = record_sources(chosen, lang)
+        trace.source_ids = [s.id for s in sources]
+        sentences = record_sentences(sources) if sources else ["NO_ANSWER"]
+        async for e in self._gated(trace, stream_of(sentences), sources, lang, outcome="records", prompt_bytes=0):
+            yield e
+
+    def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
+        return self._retriever_factory().search(query, filters=filters, query_lang=lang)
+
+    async def _retrieval(self, trace, question, previous, lang, tenant, as_of) -> AsyncIterator[Event]:
+        from vouched.guard.route import mentions_subject, resolve_ordinal
+
+        cfg = self.config
+        filters = SearchFilters(tenant=tenant or cfg.corpus.tenant, as_of=as_of)
+        ordinal_item = None
+        is_ordinal = False
+        if previous is not None:
+            ordinal_item = resolve_ordinal(question, previous.answer)
+            is_ordinal = ordinal_item is not None or _looks_ordinal(question)
+        runs = scoring_queries(question, previous.question if previous else None,
+                               previous.answer if previous else None, ordinal_item, is_ordinal)
+        t = time.perf_counter()
+        results = {name: self._search(q, filters, lang) for name, q in runs.items()}
+        trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
+        for r in results.values():
+            trace.warnings.extend(r.warnings)
+        decision = decide({n: r.evidence for n, r in results.items()}, cfg.threshold.value)
+        trace.threshold, trace.evidence, trace.evidence_run = decision.threshold, decision.evidence, decision.run
+        best = results[decision.run]
+        passages = list(best.passages)
+        about_subject = mentions_subject(question, self.subject_names, cfg.subject.pronoun)
+        if about_subject and cfg.subject.name and cfg.subject.name.lower() not in question.lower():
+            # Ordering help only: this run never counts toward the threshold.
+            aug = self._search(f"{question} {cfg.subject.name}", filters, lang)
+            passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
+        trace.retrieved = [
+            {"id": p.chunk.id, "rank": i, "dense": round(p.dense, 4), "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
+            for i, p in enumerate(passages, 1)
+        ]
+        if not decision.passed:
+            if about_subject:
+                trace.route = "records_summary"
+                async for e in self._records(trace, "overview", lang, tenant):
+                    yield e
+                return
+            for e in self._refuse(trace, "L2", "no_evidence", lang, "refusal.no_evidence"):
+                yield e
+            return
+
+        budget = source_budget(cfg.answer.context_tokens, question, cfg.answer.max_output_tokens)
+        sources = fit_sources([passage_source(p, i) for i, p in enumerate(passages, 1)], budget)
+        trace.source_ids = [s.id for s in sources]
+        async for e in self._generate(trace, question, previous, sources, lang):
+            yield e
+
+    async def _generate(self, trace, question, previous, sources, lang) -> AsyncIterator[Event]:
+        cfg = self.config
+        if cfg.answer.provider == "extractive" or self._provider_factory is None:
+            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences)
+            t = time.perf_counter()
+            sentences = gen.plan(question, sources, lang)
+            trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
+            async for e in self._gated(trace, stream_of(sentences), sources, lang, outcome="answered", prompt_bytes=0):
+                yield e
+            return
+        from vouched.llm.base import Message
+
+        messages = build_messages(question, sources, subject=cfg.subject.name, pronoun=cfg.subject.pronoun, lang=lang,
+                                  previous_question=previous.question if previous else None)
+        prompt_bytes = sum(len(m["content"].encode("utf-8")) for m in messages)
+        provider = self._provider_factory()
+        max_out = cfg.answer.max_output_tokens + cfg.answer.reasoning_reserve_tokens
+        reservation = None
+        if self.spend is not None:
+            reservation = self.spend.reserve(model=provider.model, prompt_bytes=prompt_bytes, max_output_tokens=max_out)
+            if reservation is None:
+                trace.layer, trace.category, trace.outcome = "spend", "monthly_limit", "limited"
+                yield NoticeEvent(kind="limit", text=self.text("notice.limit", lang))
+                yield DoneEvent(outcome="limited", sources=(), trace_id=trace.id, layer="spend", category="monthly_limit", lang=lang)
+                return
+        stream = provider.stream([Message(**m) for m in messages], max_tokens=cfg.answer.max_output_tokens,
+                                 temperature=cfg.answer.temperature)
+        try:
+            async for e in self._gated(trace, stream, sources, lang, outcome="answered", prompt_bytes=prompt_bytes):
+                yield e
+        finally:
+            if reservation is not None:
+                u = trace.usage
+                self.spend.settle(reservation, model=provider.model, input_tokens=u.get("input_tokens", prompt_bytes),
+                                  output_tokens=u.get("output_tokens", 0))
+
+    async def _gated(self, trace, stream, sources: Sequence[PromptSource], lang: str, *, outcome: str,
+                     prompt_bytes: int) -> AsyncIterator[Event]:
+        """Hold text until a sentence ends, check it, release it — or stop everything."""
+        from vouched.guard.gate import SentenceGate
+        from vouched.llm.base import settle_usage
+
+        gate = SentenceGate({s.number: s.text for s in sources}, lang)
+        by_number = {s.number: s for s in sources}
+        cited: list[int] = []
+        released = 0
+        stop: tuple[str, str | None, str | None] | None = None  # (kind, rule, value)
+        finish_reason = None
+        t = time.perf_counter()
+        try:
+            async for piece in stream:
+                if piece.text:
+                    for v in gate.feed(piece.text):
+                        ev, stop = self._verdict(trace, v, cited)
+                        if ev is not None:
+                            released += 1
+                            yield ev
+                        if stop:
+                            break
+                if stop:
+                    break
+                if piece.finish_reason:
+                    finish_reason = piece.finish_reason
+            if not stop and finish_reason != "length":
+                for v in gate.finish():
+                    ev, stop = self._verdict(trace, v, cited)
+                    if ev is not None:
+                        released += 1
+                        yield ev
+                    if stop:
+                        break
+        finally:
+            await stream.aclose()
+            trace.stages_ms["generate"] = (time.perf_counter() - t) * 1000
+            usage = settle_usage(stream.usage, prompt_bytes=prompt_bytes, received_bytes=stream.received_bytes,
+                                 reasoning_bytes=stream.reasoning_bytes)
+            trace.usage = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                           "provider": stream.provider, "model": stream.model}
+        done_sources = tuple(_cited_source(by_number[n]) for n in cited if n in by_number)
+        usage_ev = Usage(trace.usage.get("input_tokens"), trace.usage.get("output_tokens"), stream.provider, stream.model)
+        if stop and stop[0] == "no_answer" and released == 0:
+            for e in self._refuse(trace, None, "no_answer", lang, "refusal.no_evidence"):
+                yield e
+            return
+        if stop and stop[0] == "held":
+            layer = "L5" if stop[1] == "first_person" else "L4"
+            trace.layer, trace.category, trace.outcome = layer, stop[1], "held"
+            yield NoticeEvent(kind="held", text=self.text("notice.held", lang), rule=stop[1])
+            yield DoneEvent(outcome="held", sources=done_sources, trace_id=trace.id, layer=layer, category=stop[1], usage=usage_ev, lang=lang)
+            return
+        if finish_reason == "length":
+            trace.outcome = "truncated"
+            yield NoticeEvent(kind="truncated", text=self.text("notice.truncated", lang))
+            yield DoneEvent(outcome="truncated", sources=done_sources, trace_id=trace.id, usage=usage_ev, lang=lang)
+            return
+        trace.outcome = outcome
+        yield DoneEvent(outcome=outcome, sources=done_sources, trace_id=trace.id, usage=usage_ev, lang=lang)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _verdict(trace: TraceRecord, v, cited: list[int]):
+        trace.sentences.append({"text": v.sentence, "ok": v.ok, "rule": v.rule, "value": v.value})
+        if v.ok:
+            for n in v.cited:
+                if n not in cited:
+                    cited.append(n)
+            if not v.released.strip():
+                return None, None
+            return SentenceEvent(text=v.released, sources=tuple(v.cited)), None
+        if v.rule == "no_answer":
+            return None, ("no_answer", v.rule, v.value)
+        return None, ("held", v.rule, v.value)
+
+
+def _cited_source(s: PromptSource) -> CitedSource:
+    return CitedSource(number=s.number, id=s.id, doc_id=s.doc_id, title=s.title, section=s.section, date=s.date,
+                       url=s.url, kind="record" if s.kind == "record" else "passage")
+
+
+def _merge_for_order(primary: list[Passage], extra: list[Passage], k: int, top_k: int) -> list[Passage]:
+    by_id = {p.chunk.id: p for p in extra}
+    by_id.update({p.chunk.id: p for p in primary})
+    fused = rrf({"q": [p.chunk.id for p in primary], "subject": [p.chunk.id for p in extra]}, {}, k)
+    return [by_id[i] for i in fused_order(fused)[:top_k]]
+
+
+_ORDINAL_HINTS = ("first", "second", "third", "last", "primer", "segund", "tercer", "últim", "دوم", "اول", "سوم", "آخر")
+
+
+def _looks_ordinal(question: str) -> bool:
+    q = question.lower()
+    return len(q.split()) <= 6 and any(h in q for h in _ORDINAL_HINTS)

@@ -1,0 +1,85 @@
+"""The text forms patterns are compared against.
+
+* ``comparable`` — ``vouched.text.normalize`` plus two folds matching needs and
+  normalisation leaves alone: accents on Latin/Cyrillic letters (combining marks
+  U+0300-U+036F after NFD: "cuanto" ≡ "cuánto", "берет" ≡ "берёт") and typographic
+  apostrophes (’ ʼ ‘ → '). Applied to questions and to every literal in a pattern.
+* ``matching_text`` — ``comparable`` with a space at each Han/non-Han seam, so Latin words
+  written inside Chinese text are whole words for the other packs.
+* ``subject_texts`` — the subject's name and aliases replaced by ``PLACEHOLDER`` (longest
+  first, whole words, English possessive folded in); the packs' pronoun variables accept
+  the placeholder, so a name reads as a pronoun.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Sequence
+
+from vouched.text import normalize
+from vouched.text.scripts import HAN_CLASS, is_han
+
+__all__ = ["PLACEHOLDER", "comparable", "matching_text", "subject_texts"]
+
+PLACEHOLDER = "\ue000"  # private-use character: never typed, never produced by normalize()
+
+_APOS = str.maketrans({"\u2019": "'", "\u02bc": "'", "\u2018": "'"})
+_ACCENTABLE = re.compile("[\u00c0-\u04ff]")
+_COMBINING = re.compile("[\u0300-\u036f]+")
+
+
+def comparable(text: str) -> str:
+    """``normalize(text)`` with accents on Latin/Cyrillic letters and curly apostrophes folded.
+
+    Idempotent. Patterns and questions are compared in this form only.
+    """
+    s = normalize(text)
+    if s.isascii():
+        return s
+    s = s.translate(_APOS)
+    if _ACCENTABLE.search(s):
+        s = unicodedata.normalize("NFC", _COMBINING.sub("", unicodedata.normalize("NFD", s)))
+    return s
+
+
+@lru_cache(maxsize=1)
+def _han_seam() -> re.Pattern[str]:
+    han = f"[{HAN_CLASS}]"
+    return re.compile(f"(?<={han})(?=[^\\s{HAN_CLASS}])|(?<=[^\\s{HAN_CLASS}])(?={han})")
+
+
+def matching_text(text: str) -> str:
+    """``comparable(text)`` with a space at each Han/non-Han seam ("我想hire她" → "我想 hire 她").
+
+    Whole-word packs then see Latin words written inside Chinese text; Chinese patterns
+    (no word boundaries) are unaffected except where they span a seam.
+    """
+    s = comparable(text)
+    if s.isascii():
+        return s
+    return _han_seam().sub(" ", s)
+
+
+@lru_cache(maxsize=64)
+def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    forms = sorted({f for f in (matching_text(n) for n in names) if f}, key=len, reverse=True)
+    if not forms:
+        return None
+    alts = []
+    for f in forms:
+        head = "" if is_han(f[0]) else r"(?<!\w)"
+        tail = "" if is_han(f[-1]) else r"(?:'s|s'(?=\s|$)|')?(?!\w)"
+        alts.append(f"{head}{re.escape(f)}{tail}")
+    return re.compile("|".join(alts))
+
+
+def subject_texts(question: str, subject_names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The matching forms of ``question``: name → placeholder first, then as written if it differs."""
+    text = matching_text(question)
+    rx = _name_regex(tuple(subject_names)) if subject_names else None
+    if rx is None:
+        return (text,)
+    replaced = rx.sub(PLACEHOLDER, text)
+    return (replaced,) if replaced == text else (replaced, text)

@@ -1,0 +1,107 @@
+"""L1 — refuse before retrieving.
+
+``match_refusal`` runs the pattern packs of every configured language over the question
+(comparable form: ``vouched.guard.packs.matching_text``) and returns the first match,
+or None. Nothing else runs before it: no retrieval, no embedder, no model.
+
+How the subject's name is read as a pronoun. Every occurrence of the configured name or
+an alias (longest first, whole words, with an English possessive 's / ' folded in) is
+replaced by one neutral placeholder character (``packs.PLACEHOLDER``), and the packs'
+pronoun variables accept that placeholder wherever they accept she/her/his/او/ella/...
+So "What are Leila Navid's rates?" is read as "what are ⟨S⟩ rates?", exactly like "what
+are her rates?". The placeholder is gender-neutral, so ``pronoun`` does not change what
+is refused (a reader may say "his" about a subject configured as "she"); it is accepted
+for symmetry with the records route. When the name was replaced, the text is also checked
+as written, so a pattern that names the subject literally still fires.
+
+Follow-ups. With ``previous_question``, and when the question reads as a follow-up
+(``vouched.guard.route.is_followup``: a connective at the start, an anaphoric word, an
+ordinal, or one or two words), the check runs on the question alone AND on
+"previous + ' ' + question": "and hers?" after "what are his rates" is refused, and so is
+"how much?" after "can I hire her". A full new question is checked alone, so one refused
+question does not make every later question in the conversation refused.
+
+Which packs run: every language loaded in ``packs`` (``langs`` narrows that), whatever
+language the question seems to be in — detection is not a safety boundary; a
+deployment's ``"*"`` patterns always run. Which match wins: the question alone before
+the joined text; within one text, the leftmost match across languages; at the same
+position, the language listed first, then the category, then the pattern as listed.
+
+Cost: the packs' literal index picks the few rules whose required words occur in the
+text (see ``vouched.guard.packs._index``); ``benchmarks/l1.py`` checks the mean stays
+under 200 µs per question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from vouched.guard.packs import ANY_LANG, PLACEHOLDER, Packs, subject_texts
+from vouched.guard.route import is_followup
+
+__all__ = ["RefusalMatch", "match_refusal"]
+
+SUBJECT_MARK = "<subject>"  # how the placeholder is shown in RefusalMatch.matched
+
+
+@dataclass(frozen=True)
+class RefusalMatch:
+    """Why L1 refused: the category, the pack's language, the pattern as written, the text."""
+
+    category: str
+    lang: str
+    pattern: str
+    matched: str
+
+
+def _search(text: str, packs: Packs, langs: frozenset[str]) -> RefusalMatch | None:
+    best: tuple[int, int, re.Match[str]] | None = None
+    for i in packs.index.candidates(text):
+        rule = packs.rules[i]
+        if rule.lang not in langs:
+            continue
+        m = rule.regex.search(text)
+        if m is not None and (best is None or m.start() < best[0]):
+            best = (m.start(), i, m)
+            if m.start() == 0:
+                break  # candidates are in precedence order: nothing later can win
+    if best is None:
+        return None
+    _, i, m = best
+    rule = packs.rules[i]
+    return RefusalMatch(rule.group, rule.lang, rule.source, m.group(0).replace(PLACEHOLDER, SUBJECT_MARK).strip())
+
+
+def _langs(packs: Packs, langs: Sequence[str] | None) -> frozenset[str]:
+    chosen = set(packs.by_lang) if langs is None else {x for x in langs if x in packs.by_lang}
+    if ANY_LANG in packs.by_lang:
+        chosen.add(ANY_LANG)  # a deployment's "*" patterns run whatever the languages
+    return frozenset(chosen)
+
+
+def match_refusal(
+    question: str,
+    packs: Packs,
+    *,
+    subject_names: Sequence[str] = (),
+    pronoun: str = "they",
+    previous_question: str | None = None,
+    langs: Sequence[str] | None = None,
+) -> RefusalMatch | None:
+    """The L1 match for ``question`` (see the module docstring), or None to go on."""
+    del pronoun  # the placeholder is gender-neutral; see the module docstring
+    run = _langs(packs, langs)
+    for text in subject_texts(question, subject_names):
+        hit = _search(text, packs, run)
+        if hit is not None:
+            return hit
+    if previous_question and previous_question.strip():
+        if is_followup(question, packs=packs):
+            joined = f"{previous_question.strip()} {question.strip()}"
+            for text in subject_texts(joined, subject_names):
+                hit = _search(text, packs, run)
+                if hit is not None:
+                    return hit
+    return None

@@ -1,0 +1,197 @@
+"""Values a sentence asserts — numbers, URLs, e-mail addresses — and whether a source has them.
+
+The sentence gate (L4, ``vouched.guard.gate``) releases a sentence only if every value in
+it appears in a source that the sentence cites. This module is the matching half of that
+rule, as pure functions:
+
+* ``extract_values(text)`` → the values of a sentence, in order, each a ``Value(kind, raw,
+  canonical)``; ``raw`` is the span as written, ``canonical`` the comparison form;
+* ``source_values(text)`` → the canonical forms present in a source (compute once per
+  source, then test membership);
+* ``value_in_text(value, source_text)`` → the one-off check.
+
+Matching is on whole values, never substrings: "2023" is not found in "20234", "3" not in
+"13", "example.com/a" not in "example.com/ab".
+
+Numbers (digits of any script: ``normalize`` turns Persian, Arabic-Indic and Devanagari
+digits into ASCII and the Arabic separators ٫ ٬ into ``.`` ``,``):
+
+* a number is a digit run with inner ``.`` / ``,`` separators, or a thin/no-break space
+  before a group of exactly three digits ("12 000"); letters around it do not matter, so
+  "3rd" → 3, "H200" → 200, "2023年" → 2023 — the same rule runs on sentence and source;
+* separators are read as thousands or decimal marks, the same way on both sides:
+  both ``.`` and ``,`` present → the last one is the decimal mark ("1,234.5", "1.234,5");
+  one separator kind, several times → thousands if every later group has three digits
+  ("12.000.000"), else a dotted literal (versions, IP addresses, "1.5.2023");
+  one separator once → thousands if it is followed by exactly three digits and preceded
+  by one to three digits not starting with 0 ("12,000" ≡ "12.000" ≡ "12000"), else the
+  decimal mark ("0,52" ≡ "0.52", "3.5");
+* canonical form: no leading zeros, no trailing fractional zeros ("05" ≡ "5", "0.520" ≡
+  "0.52", "12.0" ≡ "12");
+* not compared: signs, units, currency and per-cent signs ("18%" ≡ "18 %" ≡ "18"),
+  numbers written in words or Han numerals, and the Persian slash decimal ("۳/۵" reads as
+  3 and 5). "2.500" is 2500, so a sentence saying "2.5" against a source saying "2.500"
+  is refused — the gate errs towards refusing.
+
+URLs (``http(s)://…`` or ``www.…``; bare domains such as "example.com" are not URLs here):
+compared case-insensitively, without the scheme, a leading "www.", trailing punctuation
+(an unbalanced closing bracket included) and trailing slashes.
+
+E-mail addresses: compared case-insensitively.
+
+In a *sentence* a number inside a URL or address belongs to it and is not reported again.
+In a *source* every number counts wherever it stands, inside URLs and addresses too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+from vouched.text import normalize
+
+ValueKind = Literal["number", "url", "email"]
+
+__all__ = [
+    "Value",
+    "ValueKind",
+    "canonical_number",
+    "canonical_url",
+    "extract_values",
+    "source_values",
+    "value_in_text",
+    "value_spans",
+]
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value found in a text: its kind, the span as written, its comparison form."""
+
+    kind: ValueKind
+    raw: str
+    canonical: str
+
+
+# ``\d`` matches decimal digits of every script; ٫ ٬ are the Arabic decimal/thousands marks.
+_NUMBER = r"\d+(?:[.,\u066b\u066c](?=\d)\d+|[\u00a0\u202f\u2009](?=\d{3}(?!\d))\d{3})*"
+_URL = r"(?:https?://|www\.)[^\s<>\"\[\]{}|\\^`]+"
+_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_NUMBER_RE = re.compile(_NUMBER)
+_LINK_RE = re.compile(rf"(?P<url>{_URL})|(?P<email>{_EMAIL})", re.IGNORECASE)
+_URL_TRAIL = ".,;:!?'\"»”’)]}>。，、；：！？）】》،؛"
+_SEPARATORS = re.compile(r"[.,]")
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?")
+
+
+def canonical_number(raw: str) -> str:
+    """Comparison form of one number span (see the module docstring)."""
+    s = raw if raw.isascii() else normalize(raw).replace(" ", "")
+    if s.isdigit():
+        return _strip_int(s)
+    seps = [c for c in s if c in ".,"]
+    groups = _SEPARATORS.split(s)
+    if len(set(seps)) == 2:
+        dec = seps[-1]
+        if dec not in seps[:-1] and _is_grouped(groups[:-1]):
+            return _decimal("".join(groups[:-1]), groups[-1])
+        return _literal(groups)
+    if len(seps) > 1:
+        return _strip_int("".join(groups)) if _is_grouped(groups) else _literal(groups)
+    head, tail = groups
+    if len(tail) == 3 and _is_grouped(groups):
+        return _strip_int(head + tail)
+    return _decimal(head, tail)
+
+
+def _is_grouped(groups: list[str]) -> bool:
+    """True for thousands groups: 1-3 leading digits (not starting with 0), then threes."""
+    head = groups[0]
+    return (
+        1 <= len(head) <= 3
+        and not (head.startswith("0") and len(groups) > 1)
+        and all(len(g) == 3 for g in groups[1:])
+    )
+
+
+def _strip_int(digits: str) -> str:
+    return digits.lstrip("0") or "0"
+
+
+def _decimal(head: str, frac: str) -> str:
+    frac = frac.rstrip("0")
+    return f"{_strip_int(head)}.{frac}" if frac else _strip_int(head)
+
+
+def _literal(groups: list[str]) -> str:
+    return ".".join(_strip_int(g) for g in groups)
+
+
+def canonical_url(raw: str) -> str:
+    """Comparison form of a URL: lower-case, no scheme/www, trailing punctuation or slash."""
+    return _SCHEME.sub("", _trim_url(normalize(raw))).rstrip("/")
+
+
+def _trim_url(url: str) -> str:
+    """Drop trailing punctuation; a closing bracket only when it is unbalanced."""
+    pairs = {")": "(", "]": "[", "}": "{"}
+    while url and url[-1] in _URL_TRAIL:
+        last = url[-1]
+        if last in pairs and url.count(pairs[last]) >= url.count(last):
+            break
+        url = url[:-1]
+    return url
+
+
+def _linkish(text: str) -> bool:
+    """Cheap test before the URL/e-mail regex (``in`` is much faster than a search)."""
+    return "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text
+
+
+def _links(text: str) -> Iterator[tuple[int, int, Value]]:
+    for m in _LINK_RE.finditer(text):
+        if m.group("url") is not None:
+            raw = _trim_url(m.group(0))
+            if "." not in raw and "/" not in raw.partition("//")[2]:
+                continue
+            yield m.start(), m.start() + len(raw), Value("url", raw, canonical_url(raw))
+        else:
+            raw = m.group(0)
+            yield m.start(), m.end(), Value("email", raw, normalize(raw))
+
+
+def extract_values(text: str) -> list[Value]:
+    """Numbers, URLs and e-mail addresses of ``text`` in order of appearance.
+
+    Numbers inside a URL or an address are part of it and not listed separately.
+    """
+    return [Value(kind, raw, canonical) for kind, raw, canonical in value_spans(text)]
+
+
+def value_spans(text: str) -> list[tuple[ValueKind, str, str]]:
+    """``extract_values`` as plain (kind, raw, canonical) tuples, for the gate's hot path."""
+    if not _linkish(text):
+        return [("number", raw, canonical_number(raw)) for raw in _NUMBER_RE.findall(text)]
+    links = list(_links(text))
+    out: list[tuple[int, tuple[ValueKind, str, str]]] = [
+        (start, (v.kind, v.raw, v.canonical)) for start, _, v in links
+    ]
+    for m in _NUMBER_RE.finditer(text):
+        if not any(a <= m.start() < b for a, b, _ in links):
+            raw = m.group(0)
+            out.append((m.start(), ("number", raw, canonical_number(raw))))
+    out.sort(key=lambda item: item[0])
+    return [v for _, v in out]
+
+
+def source_values(text: str) -> frozenset[str]:
+    """Canonical forms of every value in a source; numbers count wherever they stand."""
+    found = {v.canonical for _, _, v in _links(text)} if _linkish(text) else set()
+    found.update(canonical_number(raw) for raw in _NUMBER_RE.findall(text))
+    return frozenset(found)
+
+
+def value_in_text(value: Value, source_text: str) -> bool:
+    """True if ``value`` appears, as a whole value, in ``source_text``."""
+    return value.canonical in source_values(source_text)
