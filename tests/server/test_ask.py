@@ -30,7 +30,7 @@ async def test_answer_streams_sentences_then_done_with_sources(site):
     assert kinds[-1] == "done" and kinds.count("done") == 1
     assert set(kinds[:-1]) == {"sentence"}
     sentences = [d for e, d in frames if e == "sentence"]
-    assert len(sentences) >= 2 and any("open-source" in s["text"] for s in sentences)
+    assert len(sentences) >= 1 and any("open-source" in s["text"] for s in sentences)
     done = frames[-1][1]
     assert done["type"] == "done" and done["outcome"] == "answered" and done["lang"] == "en"
     assert done["trace_id"] and done["sources"]

@@ -9,6 +9,7 @@ needed: an L1 refusal builds no embedder, runs no store query and constructs no 
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -168,7 +169,7 @@ class Pipeline:
 
     async def _records(self, trace: TraceRecord, topic: str, lang: str, tenant: str | None) -> AsyncIterator[Event]:
         store = self._store_factory()
-        records = store.records(tenant or self.config.corpus.tenant)
+        records = await asyncio.to_thread(store.records, tenant or self.config.corpus.tenant)
         chosen = select_records(records, topic, lang, self.config.answer.summary_records)
         sources = record_sources(chosen, lang)
         trace.source_ids = [s.id for s in sources]
@@ -192,7 +193,9 @@ class Pipeline:
         runs = scoring_queries(question, previous.question if previous else None,
                                previous.answer if previous else None, ordinal_item, is_ordinal)
         t = time.perf_counter()
-        results = {name: self._search(q, filters, lang) for name, q in runs.items()}
+        # Retrieval is synchronous (SQLite, numpy, the embedder): run it off the event loop so
+        # concurrent streams in the service do not wait on each other.
+        results = {name: await asyncio.to_thread(self._search, q, filters, lang) for name, q in runs.items()}
         trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
         for r in results.values():
             trace.warnings.extend(r.warnings)
@@ -203,7 +206,7 @@ class Pipeline:
         about_subject = mentions_subject(question, self.subject_names, cfg.subject.pronoun)
         if about_subject and cfg.subject.name and cfg.subject.name.lower() not in question.lower():
             # Ordering help only: this run never counts toward the threshold.
-            aug = self._search(f"{question} {cfg.subject.name}", filters, lang)
+            aug = await asyncio.to_thread(self._search, f"{question} {cfg.subject.name}", filters, lang)
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
         trace.retrieved = [
             {"id": p.chunk.id, "rank": i, "dense": round(p.dense, 4), "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
@@ -230,7 +233,7 @@ class Pipeline:
         if cfg.answer.provider == "extractive" or self._provider_factory is None:
             gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences)
             t = time.perf_counter()
-            sentences = gen.plan(question, sources, lang)
+            sentences = await asyncio.to_thread(gen.plan, question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
             async for e in self._gated(trace, stream_of(sentences), sources, lang, outcome="answered", prompt_bytes=0):
                 yield e
@@ -244,7 +247,8 @@ class Pipeline:
         max_out = cfg.answer.max_output_tokens + cfg.answer.reasoning_reserve_tokens
         reservation = None
         if self.spend is not None:
-            reservation = self.spend.reserve(model=provider.model, prompt_bytes=prompt_bytes, max_output_tokens=max_out)
+            reservation = await asyncio.to_thread(
+                self.spend.reserve, model=provider.model, prompt_bytes=prompt_bytes, max_output_tokens=max_out)
             if reservation is None:
                 trace.layer, trace.category, trace.outcome = "spend", "monthly_limit", "limited"
                 yield NoticeEvent(kind="limit", text=self.text("notice.limit", lang))
@@ -258,8 +262,9 @@ class Pipeline:
         finally:
             if reservation is not None:
                 u = trace.usage
-                self.spend.settle(reservation, model=provider.model, input_tokens=u.get("input_tokens", prompt_bytes),
-                                  output_tokens=u.get("output_tokens", 0))
+                await asyncio.to_thread(
+                    self.spend.settle, reservation, model=provider.model,
+                    input_tokens=u.get("input_tokens") or prompt_bytes, output_tokens=u.get("output_tokens") or 0)
 
     async def _gated(self, trace, stream, sources: Sequence[PromptSource], lang: str, *, outcome: str,
                      prompt_bytes: int) -> AsyncIterator[Event]:
