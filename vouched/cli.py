@@ -142,6 +142,10 @@ def search(
     except VouchedError as exc:
         _fail(exc)
         return
+    from vouched.eval.calibrate import calibration_warnings
+
+    for w in calibration_warnings(eng.config, eng):
+        err.print(f"[yellow]warning:[/] {w}")
     if as_json:
         print(json.dumps({
             "question": question, "query_lang": res.query_lang, "modes": list(res.modes_used), "warnings": list(res.warnings),
@@ -190,7 +194,9 @@ def ask(
         cfg = load_config(_config_path(config))
         if provider:
             cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
-        assistant = Assistant(cfg)
+        from vouched.trace.paths import trace_sink_for
+
+        assistant = Assistant(cfg, trace_sink=trace_sink_for(cfg))
         prev = (previous_question, previous_answer or "") if previous_question else None
         events = []
         for e in assistant.stream(question, prev, lang=lang, tenant=tenant, as_of=_parse_date(as_of)):
@@ -210,6 +216,11 @@ def ask(
                         meta = " · ".join(x for x in (s.section, s.date, s.url) if x)
                         out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
                 out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
+        if assistant.last_trace is not None and assistant.last_trace.route == "retrieval":
+            from vouched.eval.calibrate import calibration_warnings
+
+            for w in calibration_warnings(cfg, assistant.engine):  # only once retrieval ran: a refusal loads nothing
+                err.print(f"[yellow]warning:[/] {w}")
         if as_json:
             print(json.dumps(Answer.from_events(events).to_dict(), ensure_ascii=False, indent=2))
     except VouchedError as exc:
@@ -233,6 +244,64 @@ def serve(
         run_server(_config_path(config), host, port)
     except VouchedError as exc:
         _fail(exc)
+
+
+@app.command()
+def calibrate(
+    golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),
+    config: Optional[Path] = ConfigOpt,
+    max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Largest share of answerable cases the threshold may refuse."),
+    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in [threshold]."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Where to draw the two distributions (SVG; default beside the store)."),
+) -> None:
+    """Choose the L2 threshold from a golden set: retrieval only, with the deployed embedder.
+
+    The threshold must stop EVERY must-refuse case (it is set strictly above the best of
+    them) while refusing at most --max-answerable-loss of the answerable ones; when no such
+    value exists, the command says how close it gets and exits 1 without writing.
+    """
+    from vouched.eval.calibrate import calibrate_command
+
+    raise typer.Exit(calibrate_command(golden, config, max_answerable_loss, write, plot))
+
+
+@app.command("trace")
+def trace_(
+    trace_id: str = typer.Argument(..., help="A trace id or a unique prefix of at least 4 characters."),
+    config: Optional[Path] = ConfigOpt,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Print what happened to one question: route, scores, sources, each sentence and the rule that held it."""
+    from vouched.trace.cli import trace_command
+
+    raise typer.Exit(trace_command(_config_path(config), trace_id, as_json))
+
+
+@app.command()
+def traces(
+    since: Optional[str] = typer.Option(None, "--since", help="30m, 2h, 1d, 2w or an ISO date (UTC)."),
+    limit: int = typer.Option(50, "--limit", "-n"),
+    outcome: Optional[str] = typer.Option(None, help="answered | records | refused | held | truncated | limited."),
+    config: Optional[Path] = ConfigOpt,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List recent traces, newest first."""
+    from vouched.trace.cli import traces_command
+
+    raise typer.Exit(traces_command(_config_path(config), since, limit, as_json, outcome))
+
+
+@app.command()
+def feedback(
+    trace_id: str = typer.Argument(..., help="The trace the feedback is about."),
+    useful: bool = typer.Option(..., "--useful/--not-useful"),
+    comment: str = typer.Option("", "--comment", "-m"),
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Attach a reader's feedback (useful / not useful, with a comment) to a trace."""
+    from vouched.trace.cli import feedback_command
+
+    raise typer.Exit(feedback_command(_config_path(config), trace_id, useful, comment))
 
 
 @app.command()
@@ -282,6 +351,31 @@ def bench_retrieval(
     from vouched.eval.cli_bench import bench_retrieval_command
 
     raise typer.Exit(bench_retrieval_command(dataset, mode, as_json, runs, condition))
+
+
+@bench_app.command("load")
+def bench_load(
+    url: str = typer.Option("http://127.0.0.1:8000", help="A running `vouched serve` (loopback only)."),
+    clients: int = typer.Option(8, help="Concurrent SSE clients."),
+    requests: int = typer.Option(5, help="Requests per client."),
+    question: str = typer.Option("Which open-source libraries does she maintain?", help="The question every client asks."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """N concurrent SSE clients against POST /v1/ask: requests/s and time to first sentence.
+
+    Start the server first with rate limits off ([rate_limit] enabled = false): every client
+    is 127.0.0.1. The first request pays for loading the model.
+    """
+    from vouched.server.loadtest import run_load
+
+    res = run_load(url, clients, requests, question)
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    t = Table("figure", "value")
+    for k, v in res.items():
+        t.add_row(k, json.dumps(v) if isinstance(v, (dict, list)) else str(v))
+    out.print(t)
 
 
 def main() -> None:

@@ -118,6 +118,11 @@ class ServerSettings(_Section):
     suggested_questions: dict[str, list[str]] = Field(default_factory=dict, description="Per language, shown on the chat page.")
 
 
+class TraceSettings(_Section):
+    enabled: bool = Field(default=True, description="Record a trace of every question.")
+    path: Path = Field(default=Path(".vouched/traces.sqlite"), description="SQLite file for traces and readers' feedback.")
+
+
 class Config(_Section):
     languages: list[str] = Field(default_factory=lambda: ["en"], description="Languages the deployment serves.")
     default_language: str = "en"
@@ -132,6 +137,7 @@ class Config(_Section):
     spend: SpendSettings = SpendSettings()
     rate_limit: RateLimitSettings = RateLimitSettings()
     server: ServerSettings = ServerSettings()
+    trace: TraceSettings = TraceSettings()
     base_dir: Path = Field(default=Path("."), exclude=True, description="Set by the loader: the config file's folder.")
 
     @field_validator("languages")

@@ -10,10 +10,11 @@ needed: an L1 refusal builds no embedder, runs no store query and constructs no 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timezone
 from typing import AsyncIterator, Callable, Sequence
 
 from vouched.answer.events import (
@@ -27,6 +28,8 @@ from vouched.guard.threshold import decide, scoring_queries
 from vouched.retrieve.fusion import fused_order, rrf
 from vouched.spend.budget import SpendGate
 from vouched.types import Passage, SearchFilters, SearchResult
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,10 @@ class TraceRecord:
 
     id: str
     question: str
+    created_at: str = ""
+    tenant: str = ""
+    as_of: str | None = None
+    previous_question: str | None = None
     normalized: str = ""
     lang: str = ""
     route: str = ""
@@ -121,7 +128,10 @@ class Pipeline:
         trace.stages_ms["total"] = (time.perf_counter() - t0) * 1000
         self.last_trace = trace
         if self.trace_sink:
-            self.trace_sink(trace)
+            try:
+                self.trace_sink(trace)
+            except Exception:  # a trace must never break an answer
+                log.exception("trace sink failed for %s", trace.id)
 
     # -- the path ----------------------------------------------------------------------------
     async def run(
@@ -138,7 +148,12 @@ class Pipeline:
         from vouched.text import normalize
 
         t0 = time.perf_counter()
-        trace = TraceRecord(id=uuid.uuid4().hex, question=question, normalized=normalize(question))
+        trace = TraceRecord(
+            id=uuid.uuid4().hex, question=question, normalized=normalize(question),
+            created_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            tenant=tenant or self.config.corpus.tenant, as_of=as_of.isoformat() if as_of else None,
+            previous_question=previous.question if previous else None,
+        )
         try:
             lang = self._lang(question, lang)
             trace.lang = lang
@@ -181,17 +196,17 @@ class Pipeline:
         return self._retriever_factory().search(query, filters=filters, query_lang=lang)
 
     async def _retrieval(self, trace, question, previous, lang, tenant, as_of) -> AsyncIterator[Event]:
-        from vouched.guard.route import mentions_subject, resolve_ordinal
+        from vouched.guard.route import is_ordinal, mentions_subject, resolve_ordinal
 
         cfg = self.config
         filters = SearchFilters(tenant=tenant or cfg.corpus.tenant, as_of=as_of)
         ordinal_item = None
-        is_ordinal = False
+        ordinal = False
         if previous is not None:
             ordinal_item = resolve_ordinal(question, previous.answer)
-            is_ordinal = ordinal_item is not None or _looks_ordinal(question)
+            ordinal = ordinal_item is not None or is_ordinal(question)
         runs = scoring_queries(question, previous.question if previous else None,
-                               previous.answer if previous else None, ordinal_item, is_ordinal)
+                               previous.answer if previous else None, ordinal_item, ordinal)
         t = time.perf_counter()
         # Retrieval is synchronous (SQLite, numpy, the embedder): run it off the event loop so
         # concurrent streams in the service do not wait on each other.
@@ -209,7 +224,7 @@ class Pipeline:
             aug = await asyncio.to_thread(self._search, f"{question} {cfg.subject.name}", filters, lang)
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
         trace.retrieved = [
-            {"id": p.chunk.id, "rank": i, "dense": round(p.dense, 4), "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
+            {"id": p.chunk.id, "doc_id": p.chunk.doc_id, "rank": i, "fused": round(p.fused, 6), "dense": round(p.dense, 4), "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
             for i, p in enumerate(passages, 1)
         ]
         if not decision.passed:
@@ -308,6 +323,11 @@ class Pipeline:
                                  reasoning_bytes=stream.reasoning_bytes)
             trace.usage = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                            "provider": stream.provider, "model": stream.model}
+            price = self.config.spend.prices.get(stream.model)
+            if price is not None:
+                from vouched.spend.money import cost_usd
+
+                trace.usage["cost_usd"] = cost_usd(usage.input_tokens or 0, usage.output_tokens or 0, price)
         done_sources = tuple(_cited_source(by_number[n]) for n in cited if n in by_number)
         usage_ev = Usage(trace.usage.get("input_tokens"), trace.usage.get("output_tokens"), stream.provider, stream.model)
         if stop and stop[0] == "no_answer" and released == 0:
@@ -330,7 +350,7 @@ class Pipeline:
 
     @staticmethod
     def _verdict(trace: TraceRecord, v, cited: list[int]):
-        trace.sentences.append({"text": v.sentence, "ok": v.ok, "rule": v.rule, "value": v.value})
+        trace.sentences.append({"text": v.sentence, "ok": v.ok, "rule": v.rule, "value": v.value, "cited": list(v.cited)})
         if v.ok:
             for n in v.cited:
                 if n not in cited:
@@ -353,11 +373,3 @@ def _merge_for_order(primary: list[Passage], extra: list[Passage], k: int, top_k
     by_id.update({p.chunk.id: p for p in primary})
     fused = rrf({"q": [p.chunk.id for p in primary], "subject": [p.chunk.id for p in extra]}, {}, k)
     return [by_id[i] for i in fused_order(fused)[:top_k]]
-
-
-_ORDINAL_HINTS = ("first", "second", "third", "last", "primer", "segund", "tercer", "últim", "دوم", "اول", "سوم", "آخر")
-
-
-def _looks_ordinal(question: str) -> bool:
-    q = question.lower()
-    return len(q.split()) <= 6 and any(h in q for h in _ORDINAL_HINTS)

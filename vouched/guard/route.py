@@ -77,6 +77,15 @@ def _ordinal_position(text: str, packs: Packs, langs: Sequence[str] | None = Non
     return found.pop() if len(found) == 1 else None
 
 
+def is_ordinal(question: str, *, packs: Packs | None = None, langs: Sequence[str] | None = None) -> bool:
+    """True for a short follow-up that points at an item by position ("the second one", «دومی»)."""
+    packs = packs or default_packs()
+    text = _EDGES.sub("", matching_text(question))
+    if not 0 < _size(text) <= 8:
+        return False
+    return _ordinal_position(text, packs, _pick(packs, langs)) is not None
+
+
 def is_followup(question: str, *, packs: Packs | None = None, langs: Sequence[str] | None = None) -> bool:
     """True for a short question that leans on the previous turn.
 

@@ -63,7 +63,10 @@ class Services:
     @property
     def assistant(self) -> Assistant:
         if self._assistant is None:
-            self._assistant = Assistant(self.config, spend=self.spend, trace_sink=self.metrics.observe_trace)
+            from vouched.trace.paths import chain_sinks, trace_sink_for
+
+            self._assistant = Assistant(self.config, spend=self.spend,
+                                        trace_sink=chain_sinks(self.metrics.observe_trace, trace_sink_for(self.config)))
         return self._assistant
 
     def _observe(self, assistant: Assistant) -> None:

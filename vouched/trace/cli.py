@@ -1,0 +1,141 @@
+"""`vouched trace ID`, `vouched traces --since 2h`, `vouched feedback ID --useful/--not-useful`.
+
+Each command returns its exit code: 0 done; 1 no such trace (or an ambiguous prefix, or no
+trace file yet); 2 bad input (the config, or a --since that is not a duration or a date).
+Reading never creates the trace file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Console
+
+from vouched.errors import VouchedError
+
+__all__ = ["feedback_command", "parse_since", "trace_command", "traces_command"]
+
+EXIT_OK, EXIT_NOT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.I)
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """'90s', '30m', '2h', '1d', '2w' (before now), or an ISO date / datetime (naive = UTC).
+
+    Raises ValueError with a message that says what is accepted.
+    """
+    now = now or datetime.now(timezone.utc)
+    m = _DURATION.match(text or "")
+    if m:
+        return now - timedelta(**{_UNITS[m.group(2).lower()]: float(m.group(1))})
+    s = (text or "").strip()
+    try:
+        if len(s) == 10:
+            d = date.fromisoformat(s)
+            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
+        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
+        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise ValueError(f"--since {text!r}: give a duration such as 30m, 2h, 1d, 2w, or a date YYYY-MM-DD[THH:MM]") from None
+
+
+def _open(config_path: Path | None, err: Console):
+    """(config, TraceStore) or an exit code; never creates the trace file."""
+    from vouched.config import load_config
+    from vouched.trace.paths import trace_path
+    from vouched.trace.store import TraceStore
+
+    try:
+        cfg = load_config(config_path)
+    except VouchedError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return None, EXIT_BAD_INPUT
+    path = trace_path(cfg)
+    if not path.exists():
+        err.print(f"no traces recorded yet: {path} does not exist (traces are written by `vouched ask` and the service)",
+                  highlight=False)
+        return None, EXIT_NOT_FOUND
+    return (cfg, TraceStore(path)), EXIT_OK
+
+
+def _run(config_path, err: Console, body: Callable) -> int:
+    from vouched.trace.store import TraceNotFound, TraceStoreError
+
+    opened, code = _open(config_path, err)
+    if opened is None:
+        return code
+    cfg, store = opened
+    try:
+        return body(cfg, store)
+    except TraceNotFound as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return EXIT_NOT_FOUND
+    except TraceStoreError as exc:  # ambiguous prefix, or a file this version cannot read
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return EXIT_NOT_FOUND
+    finally:
+        store.close()
+
+
+def trace_command(config_path: Path | None, trace_id: str, as_json: bool = False, *,
+                  out: Console | None = None, err: Console | None = None) -> int:
+    """Print one trace (id or a unique prefix of at least 4 characters)."""
+    from vouched.trace.render import render_trace
+
+    out, err = out or Console(), err or Console(stderr=True)
+
+    def body(cfg, store) -> int:
+        t = store.get(trace_id)
+        if as_json:
+            print(json.dumps(t, ensure_ascii=False, indent=2, default=str), file=out.file)
+        else:
+            out.print(render_trace(t, prices=dict(cfg.spend.prices)))
+        return EXIT_OK
+
+    return _run(config_path, err, body)
+
+
+def traces_command(config_path: Path | None, since: str | None = None, limit: int = 50, as_json: bool = False,
+                   outcome: str | None = None, *, out: Console | None = None, err: Console | None = None,
+                   now: datetime | None = None) -> int:
+    """List traces newest first, optionally since a duration ago or a date, and by outcome."""
+    from vouched.trace.render import traces_table
+
+    out, err = out or Console(), err or Console(stderr=True)
+    try:
+        since_t = parse_since(since, now) if since else None
+    except ValueError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+
+    def body(cfg, store) -> int:
+        rows = store.list(since=since_t, limit=limit, outcome=outcome)
+        if as_json:
+            print(json.dumps(rows, ensure_ascii=False, indent=2, default=str), file=out.file)
+            return EXIT_OK
+        title = f"traces{' since ' + since_t.strftime('%Y-%m-%d %H:%M UTC') if since_t else ''}: {len(rows)}"
+        out.print(traces_table(rows, title=title))
+        return EXIT_OK
+
+    return _run(config_path, err, body)
+
+
+def feedback_command(config_path: Path | None, trace_id: str, useful: bool, comment: str = "", *,
+                     out: Console | None = None, err: Console | None = None) -> int:
+    """Attach a reader's verdict (useful / not useful, with a comment) to a trace."""
+    out, err = out or Console(), err or Console(stderr=True)
+
+    def body(cfg, store) -> int:
+        tid = store.resolve(trace_id)
+        fid = store.add_feedback(tid, useful, comment or "")
+        out.print(f"feedback {fid} on trace {tid[:12]}: {'useful' if useful else 'not useful'}"
+                  + (f" — {comment}" if comment else ""), highlight=False)
+        return EXIT_OK
+
+    return _run(config_path, err, body)
+
