@@ -246,6 +246,23 @@ def serve(
         _fail(exc)
 
 
+@app.command("eval")
+def eval_golden(
+    golden: Path = typer.Argument(..., help="Golden set (JSON Lines, one case a line)."),
+    config: Optional[Path] = ConfigOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object with every figure."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write report.html (tables, plots, failing cases with traces) into DIR."),
+) -> None:
+    """Run a golden set (extractive, no model call) and score refusals, routing, retrieval, citations.
+
+    Figures per language and per category. Exits 1 if a refusal set (pattern or no-evidence)
+    is not perfect or a cited id was not among the sources given; 2 on bad input.
+    """
+    from vouched.eval.golden import golden_command
+
+    raise typer.Exit(golden_command(golden, config, as_json, report))
+
+
 @app.command()
 def calibrate(
     golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),

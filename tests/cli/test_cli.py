@@ -36,7 +36,7 @@ def test_ingest_then_search_json(site):
     assert "corpus version" in r.output and "chunks" in r.output
     r = runner.invoke(app, ["search", "Tessera Health multilingual search engine", "--config", str(site), "--json", "-k", "5"])
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert len(data["passages"]) == 5
     p = data["passages"][0]
     for key in ("chunk_id", "doc_id", "title", "section", "rank", "dense", "keyword", "evidence"):

