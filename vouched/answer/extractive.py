@@ -30,7 +30,7 @@ TOP_SOURCES = 4  # sentences are taken from the best few passages only
 # Sentence score weights: sentence-level dense cosine, keyword coverage, and the rank of the
 # passage it comes from (1/rank). Sentence similarity alone favours sentences that repeat the
 # question's names; the passage prior keeps the answer in the passage retrieval ranked first.
-W_DENSE, W_KEYWORD, W_RANK = 0.55, 0.20, 0.25
+W_DENSE, W_KEYWORD, W_RANK = 0.55, 0.35, 0.10
 MAX_SENTENCE_CHARS = 600
 _TRAILING_PUNCT = re.compile(r"([.!?。！？؟।]+[\"'”’»)\]]*)\s*$")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -55,11 +55,14 @@ def add_marker(sentence: str, number: int) -> str:
     return f"{s} [{number}]."
 
 
-def candidate_sentences(sources: Sequence[PromptSource], lang: str | None) -> list[tuple[int, int, str]]:
+def candidate_sentences(sources: Sequence[PromptSource], lang: str | None) -> list[tuple[int, int, str, str]]:
+    """(source number, position, sentence, context): the context is the sentence's section
+    heading (or the title), which often carries what the sentence is about ("SEV1")."""
     from vouched.guard.voice import first_person_word
 
     out = []
     for s in sources:
+        context = s.section.split(" > ")[-1] if s.section else s.title
         for pos, sent in enumerate(split_sentences(s.text)):
             sent = _LIST_MARK.sub("", sent).strip()
             if len(words(sent)) < MIN_WORDS or len(sent) > MAX_SENTENCE_CHARS:
@@ -68,30 +71,30 @@ def candidate_sentences(sources: Sequence[PromptSource], lang: str | None) -> li
                 continue
             if first_person_word(sent, lang) is not None:
                 continue
-            out.append((s.number, pos, sent))
+            out.append((s.number, pos, sent, context))
     return out
 
 
 def score_sentences(
-    question: str, cands: Sequence[tuple[int, int, str]], embedder: Embedder | None, lang: str | None
+    question: str, cands: Sequence[tuple[int, int, str, str]], embedder: Embedder | None, lang: str | None
 ) -> list[ScoredSentence]:
     q_terms = analyze(question, lang, unique=True)
     dense = np.zeros(len(cands), dtype=np.float32)
     if embedder is not None and cands:
         try:
             qv = embedder.embed_queries([question])[0]
-            dense = embedder.embed_passages([c[2] for c in cands]) @ qv
+            dense = embedder.embed_passages([f"{c[3]}: {c[2]}" if c[3] else c[2] for c in cands]) @ qv
         except Exception:  # embedder down: keyword coverage alone still ranks
             dense = np.zeros(len(cands), dtype=np.float32)
     out = []
-    for (num, pos, text), d in zip(cands, dense):
-        kw = coverage(q_terms, analyze(text, lang, unique=True), min_matching=1)
+    for (num, pos, text, context), d in zip(cands, dense):
+        kw = coverage(q_terms, analyze(f"{context} {text}", lang, unique=True), min_matching=1)
         dd = clip_cosine(float(d))
         out.append(ScoredSentence(num, pos, text, W_DENSE * dd + W_KEYWORD * kw + W_RANK / num, dd, kw))
     return out
 
 
-def choose(scored: Sequence[ScoredSentence], k: int, margin: float = 0.04, floor: float = 0.0) -> list[ScoredSentence]:
+def choose(scored: Sequence[ScoredSentence], k: int, margin: float = 0.03, floor: float = 0.0) -> list[ScoredSentence]:
     """The best k within `margin` of the best score (and above `floor`), in reading order."""
     if not scored:
         return []
