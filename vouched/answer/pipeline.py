@@ -195,11 +195,14 @@ class Pipeline:
     def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
         return self._retriever_factory().search(query, filters=filters, query_lang=lang)
 
-    async def _retrieval(self, trace, question, previous, lang, tenant, as_of) -> AsyncIterator[Event]:
-        from vouched.guard.route import is_ordinal, mentions_subject, resolve_ordinal
+    def score_evidence(self, question: str, previous: Previous | None, lang: str, filters: SearchFilters):
+        """L2's input: the runs a question is scored as, each searched, and the decision.
 
-        cfg = self.config
-        filters = SearchFilters(tenant=tenant or cfg.corpus.tenant, as_of=as_of)
+        Synchronous (retrieval is): the pipeline runs it in a worker thread; calibration calls
+        it directly, so a calibrated threshold is measured exactly as it is applied.
+        """
+        from vouched.guard.route import is_ordinal, resolve_ordinal
+
         ordinal_item = None
         ordinal = False
         if previous is not None:
@@ -207,14 +210,21 @@ class Pipeline:
             ordinal = ordinal_item is not None or is_ordinal(question)
         runs = scoring_queries(question, previous.question if previous else None,
                                previous.answer if previous else None, ordinal_item, ordinal)
+        results = {name: self._search(q, filters, lang) for name, q in runs.items()}
+        return decide({n: r.evidence for n, r in results.items()}, self.config.threshold.value), results
+
+    async def _retrieval(self, trace, question, previous, lang, tenant, as_of) -> AsyncIterator[Event]:
+        from vouched.guard.route import mentions_subject
+
+        cfg = self.config
+        filters = SearchFilters(tenant=tenant or cfg.corpus.tenant, as_of=as_of)
         t = time.perf_counter()
         # Retrieval is synchronous (SQLite, numpy, the embedder): run it off the event loop so
         # concurrent streams in the service do not wait on each other.
-        results = {name: await asyncio.to_thread(self._search, q, filters, lang) for name, q in runs.items()}
+        decision, results = await asyncio.to_thread(self.score_evidence, question, previous, lang, filters)
         trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
         for r in results.values():
             trace.warnings.extend(r.warnings)
-        decision = decide({n: r.evidence for n, r in results.items()}, cfg.threshold.value)
         trace.threshold, trace.evidence, trace.evidence_run = decision.threshold, decision.evidence, decision.run
         best = results[decision.run]
         passages = list(best.passages)

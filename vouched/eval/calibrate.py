@@ -222,21 +222,18 @@ class _Scorer:
         self.config = engine.config
         self.engine = engine
         pipeline = getattr(target, "pipeline", None)
-        if pipeline is not None:
-            self.packs, self.subject_names = pipeline.packs, pipeline.subject_names
-        else:
-            from vouched.guard.packs import load_packs
-            from vouched.text import LANGS
+        if pipeline is None:
+            from vouched.answer.pipeline import Pipeline
 
-            s = self.config.subject
-            self.packs = load_packs(LANGS, self.config.guard.extra_patterns or None)
-            self.subject_names = tuple(n for n in (s.name, *s.aliases) if n)
+            pipeline = Pipeline(self.config, retriever_factory=lambda: engine.retriever,
+                                store_factory=lambda: engine.store, embedder_factory=lambda: engine.embedder)
+        self.pipeline = pipeline
+        self.packs, self.subject_names = pipeline.packs, pipeline.subject_names
 
     def score(self, case: CalibrationCase) -> tuple[ScoredCase, set[str], set[str]]:
-        from vouched.guard.route import is_ordinal
+        from vouched.answer.pipeline import Previous
         from vouched.guard.refusal import match_refusal
-        from vouched.guard.route import match_overview, resolve_ordinal
-        from vouched.guard.threshold import decide, scoring_queries
+        from vouched.guard.route import match_overview
         from vouched.text import detect_language
         from vouched.types import SearchFilters
 
@@ -251,14 +248,8 @@ class _Scorer:
             return ScoredCase(case, None, skipped="the records route answers it"), set(), set()
         lang = detect_language(case.question, tuple(cfg.languages), cfg.default_language)
         filters = SearchFilters(tenant=case.tenant or cfg.corpus.tenant, as_of=case.as_of)
-        ordinal_item, ordinal = None, False
-        if case.previous is not None:
-            ordinal_item = resolve_ordinal(case.question, prev_a or "")
-            ordinal = ordinal_item is not None or is_ordinal(case.question)
-        runs = scoring_queries(case.question, prev_q, prev_a, ordinal_item, ordinal)
-        retriever = self.engine.retriever
-        results = {name: retriever.search(q, filters=filters, query_lang=lang) for name, q in runs.items()}
-        d = decide({n: r.evidence for n, r in results.items()}, 0.0)
+        previous = Previous(prev_q or "", prev_a or "") if case.previous is not None else None
+        d, results = self.pipeline.score_evidence(case.question, previous, lang, filters)
         warnings = {w for r in results.values() for w in r.warnings}
         versions = {r.corpus_version for r in results.values()}
         return ScoredCase(case, d.evidence, d.run), warnings, versions
