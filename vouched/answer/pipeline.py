@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import aclosing
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -305,25 +306,16 @@ class Pipeline:
         finish_reason = None
         t = time.perf_counter()
         try:
-            async for piece in stream:
-                if piece.text:
-                    for v in gate.feed(piece.text):
+            async with aclosing(_verdict_batches(stream, gate)) as batches:
+                async for verdicts, reason in batches:
+                    finish_reason = reason or finish_reason
+                    for v in verdicts:
                         ev, stop = self._verdict(trace, v, cited)
                         if ev is not None:
                             released += 1
                             yield ev
                         if stop:
                             break
-                if stop:
-                    break
-                if piece.finish_reason:
-                    finish_reason = piece.finish_reason
-            if not stop and finish_reason != "length":
-                for v in gate.finish():
-                    ev, stop = self._verdict(trace, v, cited)
-                    if ev is not None:
-                        released += 1
-                        yield ev
                     if stop:
                         break
         finally:
@@ -371,6 +363,20 @@ class Pipeline:
         if v.rule == "no_answer":
             return None, ("no_answer", v.rule, v.value)
         return None, ("held", v.rule, v.value)
+
+
+async def _verdict_batches(stream, gate):
+    """(verdicts, finish reason) for each streamed piece, then the gate's flush at the end.
+
+    A stream cut by the length limit is not flushed: its unfinished last sentence is never
+    checked or released (the reader gets the "truncated" notice instead).
+    """
+    finish_reason = None
+    async for piece in stream:
+        finish_reason = piece.finish_reason or finish_reason
+        yield (gate.feed(piece.text) if piece.text else []), piece.finish_reason
+    if finish_reason != "length":
+        yield gate.finish(), None
 
 
 def _cited_source(s: PromptSource) -> CitedSource:
