@@ -138,3 +138,20 @@ def test_async_api(site_config):
     a, _ = make_assistant(site_config)
     ans = asyncio.run(a.aask("What are her rates?"))
     assert isinstance(ans, Answer) and ans.layer == "L1"
+
+
+def test_a_configured_paid_provider_gets_the_spend_gate(site_config):
+    """Built from config (CLI, Python API), an LLM provider is never called without a reservation."""
+    from vouched.answer import Assistant
+    from vouched.config import ModelPrice
+    from vouched.errors import ConfigError
+
+    answer = site_config.answer.model_copy(update={"provider": "openai", "model": "gpt-x", "base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(ConfigError, match="spend.prices"):
+        Assistant(site_config.model_copy(update={"answer": answer}))
+    spend = site_config.spend.model_copy(update={"prices": {"gpt-x": ModelPrice(input_per_mtok=1, output_per_mtok=1)}})
+    a = Assistant(site_config.model_copy(update={"answer": answer, "spend": spend}))
+    assert a.pipeline.spend is not None
+    # the cap is 0 USD: the reservation fails and the model is never called
+    ans = a.ask("Which database did the Tessera Health search run on?")
+    assert ans.outcome == "limited" and ans.layer == "spend" and ans.notices[0].kind == "limit"

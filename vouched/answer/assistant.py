@@ -43,6 +43,11 @@ class Assistant:
         provider_factory = None
         if provider is not None or config.answer.provider != "extractive":
             provider_factory = self._make_provider
+            if spend is None and provider is None:
+                # A paid call is never made without a reservation against the monthly cap.
+                from vouched.spend import build_spend
+
+                spend = build_spend(config)[0]
         self.pipeline = Pipeline(
             config,
             retriever_factory=lambda: self.engine.retriever,

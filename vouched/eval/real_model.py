@@ -49,9 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     cfg = load_config(args.config)
-    cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={
-        "provider": "openai", "base_url": args.base_url, "model": args.model,
-        "context_tokens": args.context_tokens, "max_output_tokens": args.max_output_tokens})})
+    from vouched.config import ModelPrice
+
+    cfg = cfg.model_copy(update={
+        "answer": cfg.answer.model_copy(update={
+            "provider": "openai", "base_url": args.base_url, "model": args.model,
+            "context_tokens": args.context_tokens, "max_output_tokens": args.max_output_tokens}),
+        # a local model costs nothing, but the spend path still runs (a price of 0 reserves nothing)
+        "spend": cfg.spend.model_copy(update={"prices": {args.model: ModelPrice(input_per_mtok=0, output_per_mtok=0)}}),
+    })
     assistant = Assistant(cfg)
     rows = []
     for q in QUESTIONS:
