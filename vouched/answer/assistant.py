@@ -94,6 +94,7 @@ class Assistant:
                     break
         finally:
             loop.run_until_complete(agen.aclose())
+            loop.run_until_complete(loop.shutdown_asyncgens())  # e.g. an HTTP stream's inner generators
             loop.close()
 
     def ask(self, question: str, previous: PreviousLike = None, **kw) -> Answer:

@@ -16,6 +16,7 @@ import time
 
 from vouched.answer import Assistant
 from vouched.config import load_config
+from vouched.llm.errors import ProviderError
 
 QUESTIONS = [
     "Which languages does she speak?",
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default="examples/portfolio/vouched.toml")
     ap.add_argument("--base-url", required=True, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8089/v1")
     ap.add_argument("--model", default="smollm2")
-    ap.add_argument("--context-tokens", type=int, default=1500)
+    ap.add_argument("--context-tokens", type=int, default=1200)
     ap.add_argument("--max-output-tokens", type=int, default=200)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -62,7 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for q in QUESTIONS:
         t0 = time.perf_counter()
-        ans = assistant.ask(q)
+        try:
+            ans = assistant.ask(q)
+        except ProviderError as exc:  # the local server failed mid-answer: count it, go on
+            rows.append({"question": q, "outcome": "error", "layer": None, "category": type(exc).__name__,
+                         "released": 0, "rule": None, "value": None, "held_sentence": None,
+                         "seconds": round(time.perf_counter() - t0, 2), "text": str(exc)})
+            if not args.json:
+                print(f"error     -     {exc}  {q}", flush=True)
+            continue
         tr = assistant.last_trace
         failed = next((s for s in (tr.sentences if tr else []) if not s["ok"]), None)
         rows.append({
