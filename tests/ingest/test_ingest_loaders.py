@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 from datetime import date
-from pathlib import Path
 
 import pytest
 
