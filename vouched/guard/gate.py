@@ -55,12 +55,11 @@ than linear time; the pipeline's output length limit bounds that.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple
 
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word
-from vouched.text import split_sentences
+from vouched.text.sentences import first_sentence_end
 from vouched.text.scripts import HAN_CLASS
 
 __all__ = [
@@ -92,6 +91,7 @@ _WORD_TOKEN = re.compile(r"\S*?[^\W_]\S*")
 # "." (or "!", "?", "…") run directly followed by anything but a space, a closer or a
 # marker never does ("3.5", "x.com", "Hi!there"); the splitter would reject it.
 _TERMINAL = re.compile(r"[.!?…．]+(?![^\s\"'”’»)\]」』）】》〉\[])|[؟۔।॥。！？\n]")
+_TERMINAL_CHAR = re.compile(r"[.!?…．؟۔।॥。！？\n]")
 _SPACES = re.compile(r"\s*")
 _TERMINAL_CHARS = frozenset(".!?…．؟۔।॥。！？\n")
 # The splitter's look-ahead: spaces, opening quotes/brackets, then the next character.
@@ -103,9 +103,23 @@ _AFTER_TERMINAL = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class GateVerdict:
-    """The decision on one sentence."""
+def _find_terminal(buf: str, pos: int) -> int:
+    """``_TERMINAL.search(buf, pos).start()``, or -1 — several times faster.
+
+    A plain character class finds each candidate at C speed and ``_TERMINAL`` is only
+    matched there; searching with ``_TERMINAL`` itself tries its look-ahead everywhere.
+    """
+    while (hit := _TERMINAL_CHAR.search(buf, pos)) is not None:
+        start = hit.start()
+        if _TERMINAL.match(buf, start) is not None:
+            return start
+        pos = start + 1
+    return -1
+
+
+class GateVerdict(NamedTuple):
+    """The decision on one sentence (a NamedTuple: immutable, and built ~10x faster than a
+    frozen dataclass — one is built per sentence on the streaming path)."""
 
     sentence: str  # as written, markers included
     released: str  # markers stripped, spacing tidied; "" when not ok
@@ -259,10 +273,10 @@ class SentenceGate:
         if need < 0:  # nothing can end a sentence until terminal punctuation arrives
             if _TERMINAL_CHARS.isdisjoint(chunk):  # twice as fast as the regex on a chunk
                 return []
-            m = _TERMINAL.search(chunk)
-            if m is None:
+            at = _find_terminal(chunk, 0)
+            if at < 0:
                 return []
-            self._arm(n - len(chunk) + m.start())
+            self._arm(n - len(chunk) + at)
             need = self._need
         if n < need:
             return []
@@ -292,11 +306,11 @@ class SentenceGate:
     def _arm(self, start: int) -> None:
         """Wait for the first terminal punctuation at or after ``start``, plus look-ahead."""
         buf = self._text()
-        m = _TERMINAL.search(buf, start)
-        if m is None:
+        at = _find_terminal(buf, start)
+        if at < 0:
             self._need = -1
         else:
-            self._need = _AFTER_TERMINAL.match(buf, m.start()).end() + LOOKAHEAD + 1
+            self._need = _AFTER_TERMINAL.match(buf, at).end() + LOOKAHEAD + 1
 
     def _drain(self, final: bool) -> list[GateVerdict]:
         out: list[GateVerdict] = []
@@ -324,11 +338,11 @@ class SentenceGate:
         size = _WINDOW
         if not final:
             # Line breaks before the first word end nothing: look past them.
-            m = _TERMINAL.search(buf, _SPACES.match(buf, off).end())
-            if m is None:
+            at = _find_terminal(buf, _SPACES.match(buf, off).end())
+            if at < 0:
                 self._need = -1
                 return None
-            need = _AFTER_TERMINAL.match(buf, m.start()).end() + LOOKAHEAD + 1
+            need = _AFTER_TERMINAL.match(buf, at).end() + LOOKAHEAD + 1
             if len(buf) < need:
                 self._need = need
                 return None
@@ -351,12 +365,10 @@ class SentenceGate:
 
 def _cut_in(window: str, at_end: bool) -> tuple[int | None, int | None]:
     """(end of the first sentence of ``window`` if settled, else a length to wait for)."""
-    pieces = split_sentences(window)
-    if not pieces:
+    first = first_sentence_end(window)
+    if first is None or not first[1]:  # blank, or one sentence so far
         return (len(window), None) if at_end else (None, None)
-    if len(pieces) == 1:
-        return (len(window), None) if at_end else (None, None)
-    end = len(window) - len(window.lstrip()) + len(pieces[0])
+    end = first[0]
     if at_end:
         return end, None
     nxt = _NEXT.match(window, end).end()

@@ -75,12 +75,23 @@ _NOT_PRONOUN = re.compile(
     r"|Volume|Vol\.|Act|Article|Title|Schedule|Appendix|Section|Round|Series|Season"
     r"|Henry|Edward|Elizabeth|Louis|Charles|George|James|William|Richard|Mary)\s+I\b"
 )
-_SCRIPTS = (
-    (re.compile(f"[{HAN_CLASS}]"), "zh"),
-    (re.compile(f"[{CYRILLIC_CLASS}]"), "ru"),
-    (re.compile(f"[{DEVANAGARI_CLASS}]"), "hi"),
+# Scripts that imply a list, in the order the lists are added ("ar" → fa or ar).
+_SCRIPT_CLASSES = (
+    (ARABIC_CLASS, "ar"), (HAN_CLASS, "zh"), (CYRILLIC_CLASS, "ru"), (DEVANAGARI_CLASS, "hi"),
 )
-_ARABIC = re.compile(f"[{ARABIC_CLASS}]")
+_SCRIPT_TABLE = tuple((re.compile(f"[{cls}]"), code) for cls, code in _SCRIPT_CLASSES)
+_ANY_SCRIPT = re.compile("[" + "".join(cls for cls, _ in _SCRIPT_CLASSES) + "]")
+_OTHER_SCRIPTS = tuple(
+    re.compile("[" + "".join(cls for j, (cls, _) in enumerate(_SCRIPT_CLASSES) if j != i) + "]")
+    for i in range(len(_SCRIPT_CLASSES))
+)
+
+
+def _script_index(ch: str) -> int:
+    for i, (pattern, _) in enumerate(_SCRIPT_TABLE):
+        if pattern.match(ch):
+            return i
+    raise AssertionError(f"{ch!r} is in no script class")  # _ANY_SCRIPT is their union
 
 
 @dataclass(frozen=True)
@@ -117,12 +128,19 @@ def voice_langs(sentence: str, lang: str | None) -> tuple[str, ...]:
         return _given_langs(lang)
     if sentence.isascii():
         return ("en",)
+    # Usually one script: find its first letter, then look once for any of the others.
+    m = _ANY_SCRIPT.search(sentence)
+    if m is None:
+        return ("en",)
+    first = _script_index(m.group())
+    present = {first}
+    rest = _OTHER_SCRIPTS[first].search(sentence, m.end())
+    if rest is not None:
+        present.update(i for i, (pattern, _) in enumerate(_SCRIPT_TABLE) if pattern.search(sentence))
     found = ["en"]
-    if _ARABIC.search(sentence):
-        found.append(arabic_script_lang(sentence))
-    for pattern, code in _SCRIPTS:
-        if pattern.search(sentence):
-            found.append(code)
+    for i, (_, code) in enumerate(_SCRIPT_TABLE):
+        if i in present:
+            found.append(arabic_script_lang(sentence) if code == "ar" else code)
     return tuple(found)
 
 

@@ -37,6 +37,7 @@ and casefold-stable (in practice one pass; a second only for such contrived inpu
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 def _build_map() -> dict[int, str | None]:
@@ -82,13 +83,22 @@ def _build_map() -> dict[int, str | None]:
 
 
 _MAP: dict[int, str | None] = _build_map()
+# ``str.translate`` with a dict costs a dict lookup per character (slow on non-ASCII
+# text), so it only runs when a regex (C speed) finds a mapped character at all.
+_MAP_RE = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_MAP)) + "]")
+
+
+def _apply_map(s: str) -> str:
+    return s.translate(_MAP) if _MAP_RE.search(s) else s
+
+
 _is_normalized = unicodedata.is_normalized
 _nfkc = unicodedata.normalize
 
 
 def _pass(text: str) -> str:
     s = _nfkc("NFKC", _nfkc("NFKC", text).casefold())
-    s = s.translate(_MAP)
+    s = _apply_map(s)
     return " ".join(s.split())
 
 
