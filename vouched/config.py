@@ -24,8 +24,26 @@ class _Section(BaseModel):
 
 
 class StoreSettings(_Section):
-    backend: Literal["sqlite"] = "sqlite"
+    backend: Literal["sqlite", "postgres"] = Field(
+        default="sqlite", description="'sqlite' (one file, embedded) or 'postgres' (PostgreSQL + pgvector; needs `pip install vouched[postgres]`).")
     path: Path = Field(default=Path(".vouched/vouched.sqlite"), description="SQLite file holding chunks, vectors and the keyword index.")
+    dsn: str = Field(default="", description="PostgreSQL connection string (backend = 'postgres'); the VOUCHED_PG_DSN environment variable overrides it.")
+    pg_schema: str = Field(default="vouched", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="PostgreSQL schema holding vouched's tables.")
+    pool_size: int = Field(default=8, ge=1, le=200, description="Most PostgreSQL connections one process keeps open.")
+    keep_versions: int = Field(default=2, ge=1, le=100, description="Corpus versions kept (the current one included), so readers never see a version vanish.")
+    ann_min_chunks: int = Field(
+        default=50_000, ge=0,
+        description="SQLite: a corpus version with at least this many vectors also gets an HNSW index (faiss) for dense search, "
+                    "built at ingest beside the SQLite file; below it, exact numpy search. 0: never (always exact).")
+    ann_ef_search: int = Field(default=128, ge=10, le=4096, description="SQLite HNSW: candidates explored per query (higher: better recall, slower).")
+
+    @model_validator(mode="after")
+    def _postgres_needs_dsn(self) -> "StoreSettings":
+        import os
+
+        if self.backend == "postgres" and not (self.dsn or os.environ.get("VOUCHED_PG_DSN")):
+            raise ValueError("store.backend = 'postgres' needs store.dsn (e.g. 'postgresql://user@host:5432/db') or VOUCHED_PG_DSN")
+        return self
 
 
 class CorpusSettings(_Section):
@@ -51,11 +69,21 @@ class RetrievalWeights(_Section):
     keyword: float = Field(default=1.0, ge=0)
 
 
+class RerankSettings(_Section):
+    enabled: bool = Field(default=False, description="Rerank the first `candidates` fused passages (vouched.retrieve.rerank).")
+    candidates: int = Field(default=20, ge=1, le=200, description="Fused passages the reranker re-scores; the rest keep their fused order after them.")
+    weight: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of the rerank order against the fused order (1: rerank order alone, 0: unchanged).")
+    rrf_k: int = Field(default=60, ge=1, description="RRF constant used to combine the rerank order with the fused order.")
+    min_score: float = Field(default=0.0, ge=0.0, le=1.0, description="Drop a passage whose bounded rerank score (best-sentence cosine, or cross-encoder probability) is below this; 0 keeps all.")
+    cross_encoder_path: Path | None = Field(default=None, description="Folder with model.onnx + tokenizer.json of a local cross-encoder (needs `pip install vouched[rerank]`); unset: best-sentence cosine with the configured embedder.")
+
+
 class RetrievalSettings(_Section):
     candidates: int = Field(default=100, ge=1, le=2000, description="Candidates each retriever returns before fusion.")
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant k (Cormack et al. 2009).")
     weights: RetrievalWeights = RetrievalWeights()
     top_k: int = Field(default=8, ge=1, le=200)
+    rerank: RerankSettings = RerankSettings()
 
 
 class ThresholdSettings(_Section):
@@ -78,11 +106,45 @@ class AnswerSettings(_Section):
     summary_records: int = Field(default=4, ge=1, le=20, description="Records in a records answer or summary.")
 
 
+class InjectionSettings(_Section):
+    mode: Literal["quarantine", "flag"] = Field(
+        default="quarantine",
+        description="Passages that read as instructions to a model: 'quarantine' drops them from the index (listed in the "
+                    "ingest report); 'flag' keeps them with an injection:* flag (for a site that writes about prompt injection).")
+
+
+class PiiSettings(_Section):
+    private_values: list[str] = Field(
+        default_factory=list, description="Values never released (e.g. the subject's phone number, home street), matched after normalisation.")
+    public_sources: list[str] = Field(
+        default_factory=list, description="Globs over doc ids or source paths (e.g. 'contact', 'about/*') whose e-mail, phone and ID "
+                                          "values may be quoted; PII from any other source is held.")
+
+
+class GuardVerifySettings(_Section):
+    enabled: bool = Field(default=False, description="Second phase: check each released-candidate sentence against only the passages it cites (vouched.guard.verify).")
+    policy: Literal["hold", "drop", "mark"] = Field(
+        default="hold",
+        description="A sentence found contradicted or insufficient: 'hold' stops the stream with the held-back notice; 'drop' "
+                    "leaves the sentence out and goes on; 'mark' releases it flagged as unverified.")
+    use_embedder: bool = Field(default=True, description="Sentence-level support from the configured embedder as well as words; false: words only.")
+
+
 class GuardSettings(_Section):
     extra_patterns: dict[str, dict[str, list[str]]] = Field(
         default_factory=dict, description="L1 patterns to add: {lang or '*': {category: [regex, ...]}}, run on normalised text.")
     texts: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Override fixed texts: {lang: {'refusal.fees': '...', 'notice.held': '...'}}.")
+    injection: InjectionSettings = InjectionSettings()
+    pii: PiiSettings = PiiSettings()
+    verify: GuardVerifySettings = GuardVerifySettings()
+    clarify_min_content_words: int = Field(
+        default=2, ge=0, le=5,
+        description="A question with fewer content words (and no question word, no previous turn) gets the "
+                    "clarify request instead of retrieval: 'pricing' on a site with several products. 1 lets "
+                    "one-word questions through; 0 turns the check off.")
+    partial_answers: bool = Field(
+        default=True, description="Answer the parts of a multi-part question the sources cover, and say which they do not.")
 
 
 class ModelPrice(_Section):
@@ -123,6 +185,13 @@ class TraceSettings(_Section):
     path: Path = Field(default=Path(".vouched/traces.sqlite"), description="SQLite file for traces and readers' feedback.")
 
 
+class CacheSettings(_Section):
+    enabled: bool = Field(default=True, description="Reuse a gate-passed answer for the same question (same tenant, language, corpus version and values); never for follow-ups or as_of questions.")
+    threshold: float = Field(default=0.95, gt=0.0, le=1.0, description="Least cosine between question embeddings for a cached answer to be reused.")
+    max_entries: int = Field(default=10_000, ge=1, description="Answers kept; the least recently used go first.")
+    path: Path = Field(default=Path(".vouched/answer_cache.sqlite"), description="SQLite file of the semantic answer cache.")
+
+
 class Config(_Section):
     languages: list[str] = Field(default_factory=lambda: ["en"], description="Languages the deployment serves.")
     default_language: str = "en"
@@ -138,6 +207,7 @@ class Config(_Section):
     rate_limit: RateLimitSettings = RateLimitSettings()
     server: ServerSettings = ServerSettings()
     trace: TraceSettings = TraceSettings()
+    cache: CacheSettings = CacheSettings()
     base_dir: Path = Field(default=Path("."), exclude=True, description="Set by the loader: the config file's folder.")
 
     @field_validator("languages")

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 from vouched.config import Config, load_config
 from vouched.embed import Embedder, make_embedder
 from vouched.retrieve import HybridRetriever
-from vouched.store import CorpusVersion, SQLiteStore, Store
+from vouched.store import CorpusVersion, Store, make_store
 from vouched.types import SearchFilters, SearchResult
 
 
@@ -40,7 +40,7 @@ class Engine:
 
     @cached_property
     def store(self) -> Store:
-        return self._store or SQLiteStore(self.config.store_path)
+        return self._store or make_store(self.config)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -73,6 +73,7 @@ class Engine:
         load = load_corpus(
             list(paths or c.corpus_paths), allowed_langs=tuple(c.languages), default_tenant=c.corpus.tenant,
             max_chars=c.corpus.max_chunk_chars, overlap_sentences=c.corpus.overlap_sentences, progress=on_file, strict=strict,
+            injection_mode=c.guard.injection.mode,
         )
         chunks = list(load.chunks)
         if on_embed_start:

@@ -133,6 +133,12 @@ def test_chat_page_streams_sentences_shows_sources_and_lays_out_persian_rtl(site
             page.call("Page.navigate", url=url + "/")
             page.wait("document.readyState === 'complete' && document.querySelectorAll('#suggestions button').length > 0")
             assert page.js("document.activeElement.id") == "question"  # focus starts in the question box
+            # the config's suggested questions for the page's language are shown, as buttons a reader can see
+            assert page.js("document.documentElement.lang") == "en"
+            assert page.js("[...document.querySelectorAll('#suggestions button')].map(b => b.textContent)") \
+                == site.server.suggested_questions["en"]
+            assert page.js("(() => { const s = document.getElementById('suggestions'); const r = s.getBoundingClientRect(); "
+                           "return !s.hidden && r.width > 0 && r.height > 0 && getComputedStyle(s).visibility === 'visible'; })()")
 
             # 1. English: type, press Enter, watch the sentences arrive one at a time
             page.call("Input.insertText", text="Which database did the Tessera Health search run on?")

@@ -1,7 +1,7 @@
 """One typed event model for everything a guarded answer stream yields.
 
     sentence  released text (markers stripped) and the sources it cited
-    notice    held | truncated | limit | clarify — shown apart from the answer
+    notice    held | truncated | limit | clarify | uncovered | conflict — shown apart from the answer
     refusal   layer, category and the fixed text (never model output)
     done      outcome, cited sources with document/section/date/URL, trace id, usage
 
@@ -40,7 +40,7 @@ class SentenceEvent:
 
 @dataclass(frozen=True)
 class NoticeEvent:
-    kind: Literal["held", "truncated", "limit", "clarify"]
+    kind: Literal["held", "truncated", "limit", "clarify", "uncovered", "conflict"]
     text: str
     rule: str | None = None  # for held: the gate rule that failed
     type: Literal["notice"] = "notice"
@@ -71,6 +71,10 @@ class DoneEvent:
     category: str | None = None
     usage: Usage = field(default_factory=Usage)
     lang: str = "en"
+    # "insufficient_context" when only some parts of the question were answered; the
+    # parts the sources do not cover (or that L1 refused) are in ``uncovered``.
+    status: str | None = None
+    uncovered: tuple[str, ...] = ()
     type: Literal["done"] = "done"
 
 
@@ -93,20 +97,23 @@ class Answer:
     lang: str = "en"
     notices: tuple[NoticeEvent, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    status: str | None = None
+    uncovered: tuple[str, ...] = ()
+    refusals: tuple[RefusalEvent, ...] = ()
 
     @classmethod
     def from_events(cls, events: list[Event]) -> "Answer":
         sentences = tuple(e.text for e in events if isinstance(e, SentenceEvent))
         notices = tuple(e for e in events if isinstance(e, NoticeEvent))
-        refusal = next((e for e in events if isinstance(e, RefusalEvent)), None)
+        refusals = tuple(e for e in events if isinstance(e, RefusalEvent))
         done = next(e for e in events if isinstance(e, DoneEvent))
         parts = list(sentences)
-        if refusal:
-            parts.append(refusal.text)
+        parts.extend(r.text for r in refusals)
         parts.extend(n.text for n in notices)
         return cls(
             outcome=done.outcome, layer=done.layer, category=done.category, text=" ".join(parts).strip(),
             sentences=sentences, sources=done.sources, trace_id=done.trace_id, lang=done.lang, notices=notices, usage=done.usage,
+            status=done.status, uncovered=done.uncovered, refusals=refusals,
         )
 
     def to_dict(self) -> dict:

@@ -10,6 +10,7 @@ needed: an L1 refusal builds no embedder, runs no store query and constructs no 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from contextlib import aclosing
 import time
@@ -156,12 +157,27 @@ class Pipeline:
             previous_question=previous.question if previous else None,
         )
         try:
+            from vouched.answer.analysis import check_input, clarification, smalltalk, unsupported_language
+            from vouched.answer.parts import split_question
+
+            cfg = self.config
+            question = check_input(question, max_bytes=cfg.server.max_question_bytes)
+            given_lang = lang
             lang = self._lang(question, lang)
             trace.lang = lang
             prev_q = previous.question if previous else None
+            l1 = dict(packs=self.packs, subject_names=self.subject_names, pronoun=cfg.subject.pronoun)
 
-            m = match_refusal(question, self.packs, subject_names=self.subject_names,
-                              pronoun=self.config.subject.pronoun, previous_question=prev_q)
+            m = match_refusal(question, previous_question=prev_q, **l1)
+            parts = split_question(question) if cfg.guard.partial_answers else [question]
+            refused_parts: list[tuple[str, str]] = []
+            if m is not None and len(parts) > 1:
+                # A part that matches is refused as L1 would; the others may still be answered.
+                part_matches = [match_refusal(p, **l1) for p in parts]
+                if any(pm is None for pm in part_matches) and any(pm is not None for pm in part_matches):
+                    refused_parts = [(p, pm.category) for p, pm in zip(parts, part_matches) if pm is not None]
+                    parts = [p for p, pm in zip(parts, part_matches) if pm is None]
+                    m = None
             trace.stages_ms["l1"] = (time.perf_counter() - t0) * 1000
             if m is not None:
                 trace.route = "refusal"
@@ -169,11 +185,44 @@ class Pipeline:
                     yield e
                 return
 
-            ov = match_overview(question, subject_names=self.subject_names, pronoun=self.config.subject.pronoun,
-                                previous_question=prev_q)
+            if not refused_parts:
+                kind = smalltalk(question, self.subject_names)
+                if kind is not None:
+                    trace.route, trace.category, trace.outcome = "smalltalk", kind, "answered"
+                    yield SentenceEvent(text=self.text(f"reply.{kind}", lang), sources=())
+                    yield DoneEvent(outcome="answered", sources=(), trace_id=trace.id, category=kind, lang=lang)
+                    return
+                if given_lang is None:
+                    foreign = unsupported_language(question, tuple(cfg.languages))
+                    if foreign is not None:
+                        trace.route = "unsupported_language"
+                        trace.warnings.append(f"question language not served: {foreign}")
+                        for e in self._refuse(trace, None, "unsupported_language", cfg.default_language,
+                                              "refusal.unsupported_language"):
+                            yield e
+                        return
+
+            ov = None if refused_parts else match_overview(
+                question, subject_names=self.subject_names, pronoun=cfg.subject.pronoun, previous_question=prev_q)
             if ov is not None:
                 trace.route = "records"
                 async for e in self._records(trace, ov.topic, lang, tenant):
+                    yield e
+                return
+
+            if not refused_parts and len(parts) == 1:
+                why = clarification(question, has_previous=previous is not None,
+                                    min_content_words=cfg.guard.clarify_min_content_words, lang=lang)
+                if why is not None:
+                    trace.route, trace.layer, trace.category, trace.outcome = "clarify", None, why, "refused"
+                    trace.warnings.append(f"clarify: {why}")
+                    yield NoticeEvent(kind="clarify", text=self.text("notice.clarify", lang))
+                    yield DoneEvent(outcome="refused", sources=(), trace_id=trace.id, category="clarify", lang=lang)
+                    return
+
+            if len(parts) > 1 or refused_parts:
+                trace.route = "partial"
+                async for e in self._partial(trace, parts, refused_parts, previous, lang, tenant, as_of):
                     yield e
                 return
 
@@ -182,6 +231,80 @@ class Pipeline:
                 yield e
         finally:
             self._finish(trace, t0)
+
+    async def _partial(self, trace, parts: list[str], refused_parts: list[tuple[str, str]], previous, lang, tenant,
+                       as_of) -> AsyncIterator[Event]:
+        """A multi-part question: each part scored on its own; answer the covered parts only.
+
+        A later part is also scored joined to the first ("… and what did it cost?" leans on
+        it), as a follow-up is; the threshold is the same. Parts refused by L1 and parts
+        without evidence are named in the fixed "uncovered" line and on the done event.
+        """
+        cfg = self.config
+        filters = SearchFilters(tenant=tenant or cfg.corpus.tenant, as_of=as_of)
+        covered: list[str] = []
+        uncovered: list[str] = []
+        lists: dict[str, list[Passage]] = {}
+        t = time.perf_counter()
+        for i, part in enumerate(parts):
+            prev = previous if i == 0 or previous is not None else Previous(question=parts[0])
+            decision, results = await asyncio.to_thread(self.score_evidence, part, prev, lang, filters)
+            if decision.passed and decision.run == "joined" and prev is not previous:
+                # Joined to the first part, the first part's words carry the score: count it
+                # only if the passages also hold a word of this part's own.
+                decision = _own_words_found(part, parts[0], results["joined"], lang, decision)
+            trace.warnings.append(f"part {i + 1}: evidence {decision.evidence:.3f} ({decision.run}), "
+                                  f"{'covered' if decision.passed else 'not covered'}: {part}")
+            if decision.passed:
+                covered.append(part)
+                lists[f"p{i}"] = list(results[decision.run].passages)
+                if decision.evidence >= trace.evidence:
+                    trace.evidence, trace.evidence_run = decision.evidence, decision.run
+            else:
+                uncovered.append(part)
+            trace.threshold = decision.threshold
+        trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
+        for part, category in refused_parts:
+            trace.warnings.append(f"part refused by L1 ({category}): {part}")
+        if not covered:
+            if refused_parts:
+                category = refused_parts[0][1]
+                for e in self._refuse(trace, "L1", category, lang, f"refusal.{category}"):
+                    yield e
+                return
+            for e in self._refuse(trace, "L2", "no_evidence", lang, "refusal.no_evidence"):
+                yield e
+            return
+        by_id = {p.chunk.id: p for ps in lists.values() for p in ps}
+        fused = rrf({k: [p.chunk.id for p in ps] for k, ps in lists.items()}, {}, cfg.retrieval.rrf_k)
+        passages = [by_id[i] for i in fused_order(fused)[: cfg.retrieval.top_k]]
+        trace.retrieved = [
+            {"id": p.chunk.id, "doc_id": p.chunk.doc_id, "rank": i, "fused": round(p.fused, 6), "dense": round(p.dense, 4),
+             "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
+            for i, p in enumerate(passages, 1)
+        ]
+        asked = " ".join(covered)
+        budget = source_budget(cfg.answer.context_tokens, asked, cfg.answer.max_output_tokens)
+        sources = fit_sources([passage_source(p, i) for i, p in enumerate(passages, 1)], budget)
+        trace.source_ids = [s.id for s in sources]
+        done: DoneEvent | None = None
+        async for e in self._generate(trace, asked, previous, sources, lang):
+            if isinstance(e, DoneEvent):
+                done = e
+                continue
+            yield e
+        assert done is not None
+        missing = [p for p in parts if p in uncovered] + [p for p, _ in refused_parts]
+        if done.outcome == "refused" or not missing:
+            yield done
+            return
+        for _part, category in refused_parts:
+            yield RefusalEvent(layer="L1", category=category, text=self.text(f"refusal.{category}", lang))
+        if uncovered:
+            quoted = "; ".join(_quote(p, lang) for p in uncovered)
+            yield NoticeEvent(kind="uncovered", text=self.text("notice.uncovered", lang).replace("{parts}", quoted))
+        trace.category = trace.category or "insufficient_context"
+        yield dataclasses.replace(done, status="insufficient_context", uncovered=tuple(missing))
 
     async def _records(self, trace: TraceRecord, topic: str, lang: str, tenant: str | None) -> AsyncIterator[Event]:
         store = self._store_factory()
@@ -310,6 +433,8 @@ class Pipeline:
                 async for verdicts, reason in batches:
                     finish_reason = reason or finish_reason
                     for v in verdicts:
+                        if v.ok and v.cited:
+                            v = self._beyond_gate(v, by_number, lang)
                         ev, stop = self._verdict(trace, v, cited)
                         if ev is not None:
                             released += 1
@@ -350,6 +475,27 @@ class Pipeline:
         trace.outcome = outcome
         yield DoneEvent(outcome=outcome, sources=done_sources, trace_id=trace.id, usage=usage_ev, lang=lang)  # type: ignore[arg-type]
 
+    def _beyond_gate(self, v, by_number, lang: str):
+        """Checks on a sentence the gate passed: flagged-only evidence, then personal data.
+
+        ``injection``: every source the sentence cites was flagged at ingest as reading like
+        instructions to a model (guard.injection.mode = "flag") — it is never the only
+        evidence. ``pii``: an e-mail, phone, IBAN/card or national id that no public cited
+        source contains, or a deployment's private value (guard/pii.py).
+        """
+        from vouched.guard.injection import sole_flagged_evidence
+        from vouched.guard.pii import is_public_source, pii_verdict
+
+        cited = [by_number[n] for n in v.cited if n in by_number]
+        if sole_flagged_evidence(cited):
+            return v._replace(ok=False, rule="injection", value=cited[0].id, released="")
+        pii = self.config.guard.pii
+        public = {s.number for s in cited if s.kind == "record" or is_public_source(s.doc_id, s.doc_id, pii.public_sources)}
+        verdict = pii_verdict(v.released, {s.number: s.text for s in cited}, public, pii.private_values, lang)
+        if verdict is not None:
+            return v._replace(ok=False, rule="pii", value=f"{verdict.kind}: {verdict.value} ({verdict.reason})", released="")
+        return v
+
     @staticmethod
     def _verdict(trace: TraceRecord, v, cited: list[int]):
         trace.sentences.append({"text": v.sentence, "ok": v.ok, "rule": v.rule, "value": v.value, "cited": list(v.cited)})
@@ -377,6 +523,24 @@ async def _verdict_batches(stream, gate):
         yield (gate.feed(piece.text) if piece.text else []), piece.finish_reason
     if finish_reason != "length":
         yield gate.finish(), None
+
+
+def _own_words_found(part: str, first: str, result: SearchResult, lang: str, decision):
+    """``decision``, failed when no top passage of the joined run holds a word of ``part``'s own."""
+    from vouched.text import analyze
+
+    own = set(analyze(part, lang)) - set(analyze(first, lang))
+    if not own:
+        return decision
+    for p in result.passages[:3]:
+        if own & set(analyze(p.chunk.text, p.chunk.lang)):
+            return decision
+    return dataclasses.replace(decision, passed=False)
+
+
+def _quote(part: str, lang: str) -> str:
+    part = part.strip().rstrip("?？؟")
+    return f"“{part}”" if lang in ("en", "zh", "hi") else f"«{part}»"
 
 
 def _cited_source(s: PromptSource) -> CitedSource:

@@ -13,12 +13,20 @@ Why it is built this way:
   model, and reused only when its corpus hash and model match: a second run costs only
   the searches.
 * Relevance is judged per document (`chunk.doc_id`); metrics count a document once.
+* `hybrid+rerank` is hybrid search with the reranker of `retrieval.rerank` (rerank.py)
+  switched on. Its sentence embeddings are computed once, up front, with a progress bar
+  (cached by content hash, like passages), and reported under `embedding.sentences*`: the
+  timed searches then measure reranking with a warm sentence cache — what a deployment
+  sees once its sentences are embedded; the cold cost is sentences_seconds / sentences.
+* `sample` runs a seeded sample of the queries (a quick look, or a first run while the
+  sentence cache fills); a sampled report checks no target and says so.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import random
 import re
 import time
 from datetime import datetime, timezone
@@ -32,6 +40,9 @@ from vouched.eval.conditions import MODES, Condition, check_targets, evaluate_ta
 from vouched.eval.datasets import BenchDataset, BenchInputError
 from vouched.eval.metrics import evaluate, percentile
 from vouched.types import SearchFilters
+
+RERANK_MODE = "hybrid+rerank"
+SAMPLE_SEED = 7
 
 __all__ = ["check_targets", "machine_info", "run_retrieval_bench", "skip_first"]
 
@@ -179,7 +190,52 @@ def _embed_queries(dataset: BenchDataset, embedder: Embedder, progress: bool) ->
                                    "queries_cached": len(texts) - embedded, "queries_seconds": round(seconds, 3)}
 
 
-STAGES = ("keyword_ms", "dense_ms", "fuse_ms")
+STAGES = ("keyword_ms", "dense_ms", "fuse_ms", "rerank_ms")
+
+
+def _search(retriever, text: str, mode: str, depth: int, lang: str, qvec: np.ndarray, filters=SearchFilters()):
+    """One search as `mode` means it: hybrid is plain fusion even when the config enables reranking."""
+    if mode == RERANK_MODE:
+        return retriever.search(text, filters=filters, k=depth, mode="hybrid", query_lang=lang, query_vector=qvec, rerank=True)
+    return retriever.search(text, filters=filters, k=depth, mode=mode, query_lang=lang, query_vector=qvec,
+                            rerank=False if mode == "hybrid" else None)
+
+
+def _embed_sentences(retriever, dataset: BenchDataset, qvecs: np.ndarray, progress: bool) -> dict[str, Any]:
+    """Embed (into the cache) every sentence the reranker will score, before any timed search."""
+    from vouched.retrieve.rerank import sentence_units
+
+    n = retriever.settings.rerank.candidates
+    texts: dict[str, None] = {}
+    for (_, text, lang), qvec in zip(dataset.queries, qvecs):
+        for p in _search(retriever, text, "hybrid", n, lang, qvec).passages:
+            texts.update(dict.fromkeys(sentence_units(p.chunk.text)))
+    sentences = list(texts)
+    embedder = retriever.embedder
+    todo = _to_embed(embedder, sentences)
+    update, close = _progress_bar(len(sentences), len(sentences) - todo, f"embedding {dataset.name} sentences", progress)
+    t0 = time.perf_counter()
+    embedded = 0
+    try:
+        for start in range(0, len(sentences), 256):  # batches, so an interrupted run keeps its work
+            embedder.embed_passages(sentences[start : start + 256], progress=update)
+            embedded += getattr(embedder, "last_misses", 0)
+    finally:
+        close()
+    return {"sentences": len(sentences), "sentences_embedded": embedded, "sentences_seconds": round(time.perf_counter() - t0, 3)}
+
+
+def sample_queries(dataset: BenchDataset, n: int, seed: int = SAMPLE_SEED) -> BenchDataset:
+    """The first `n` queries of a seeded shuffle (same seed, same sample), qrels to match."""
+    from dataclasses import replace
+
+    if n < 1:
+        raise BenchInputError(f"sample must be >= 1, got {n}")
+    order = sorted(dataset.queries, key=lambda q: (len(q[0]), q[0]))
+    random.Random(seed).shuffle(order)
+    picked = tuple(order[:n])
+    ids = {q[0] for q in picked}
+    return replace(dataset, queries=picked, qrels={q: r for q, r in dataset.qrels.items() if q in ids})
 
 
 def _search_all(retriever, dataset: BenchDataset, qvecs: np.ndarray, mode: str, depth: int) -> tuple[dict[str, list[str]], list[float], dict[str, list[float]], list[str]]:
@@ -191,14 +247,18 @@ def _search_all(retriever, dataset: BenchDataset, qvecs: np.ndarray, mode: str, 
     filters = SearchFilters()
     for (qid, text, lang), qvec in zip(dataset.queries, qvecs):
         t0 = time.perf_counter()
-        result = retriever.search(text, filters=filters, k=depth, mode=mode, query_lang=lang, query_vector=qvec)
+        result = _search(retriever, text, mode, depth, lang, qvec, filters)
         times.append((time.perf_counter() - t0) * 1000)
         last = getattr(retriever, "last_times", None)  # where the time went, if the retriever says
         for s in STAGES if last is not None else ():
-            stages[s].append(float(getattr(last, s, 0.0)))
+            value = getattr(last, s, None)
+            if value is None:  # stages a search may skip (rerank) live in `extra`
+                value = getattr(last, "extra", {}).get(s)
+            if value is not None:
+                stages[s].append(float(value))
         ranked[qid] = [p.chunk.doc_id for p in result.passages]
         warnings.update(result.warnings)
-        if mode == "hybrid" and "dense" not in result.modes_used:
+        if mode in ("hybrid", RERANK_MODE) and "dense" not in result.modes_used:
             warnings.add("hybrid search ran without its dense list for some queries")
     return ranked, times, stages, sorted(warnings)
 
@@ -208,7 +268,7 @@ def _timed_passes(retriever, dataset: BenchDataset, qvecs: np.ndarray, modes: Se
     """`runs` passes, modes interleaved within each; rankings of pass 1, latency of all passes."""
     first = dataset.queries[0]
     for mode in modes:  # untimed: loads the dense matrix and warms SQLite's page cache
-        retriever.search(first[1], k=depth, mode=mode, query_lang=first[2], query_vector=qvecs[0])
+        _search(retriever, first[1], mode, depth, first[2], qvecs[0])
     rankings: dict[str, dict[str, list[str]]] = {}
     latency: dict[str, dict[str, Any]] = {m: {"total": [], "stages": {s: [] for s in STAGES}} for m in modes}
     warnings: set[str] = set()
@@ -249,6 +309,7 @@ def run_retrieval_bench(
     metrics: Sequence[str] | None = None,
     depth: int | None = None,
     settings: Any = None,
+    sample: int | None = None,
 ) -> dict[str, Any]:
     """Benchmark `modes` on `dataset`; returns the JSON-ready report.
 
@@ -259,11 +320,14 @@ def run_retrieval_bench(
     """
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
-        raise BenchInputError(f"unknown mode(s) {bad or modes}; use keyword, dense, hybrid or all")
+        raise BenchInputError(f"unknown mode(s) {bad or modes}; use keyword, dense, hybrid, hybrid+rerank or all")
     if runs < 1:
         raise BenchInputError(f"runs must be >= 1, got {runs}")
     if not dataset.queries:
         raise BenchInputError(f"{dataset.name}: no queries to run")
+    total_queries = len(dataset.queries)
+    if sample is not None and sample < total_queries:
+        dataset = sample_queries(dataset, sample)
     metrics = tuple(metrics or (condition.metrics if condition else DEFAULT_METRICS))
     depth = depth or (condition.depth if condition else 100)
     if embedder is None:
@@ -279,10 +343,16 @@ def run_retrieval_bench(
     embedding.update(q_embedding)
 
     try:
-        rankings, latency, warnings = _timed_passes(HybridRetriever(store, embedder, settings=settings),
-                                                    dataset, qvecs, modes, depth, runs)
+        retriever = HybridRetriever(store, embedder, settings=settings)
+        if RERANK_MODE in modes:
+            embedding.update(_embed_sentences(retriever, dataset, qvecs, progress))
+        rankings, latency, warnings = _timed_passes(retriever, dataset, qvecs, modes, depth, runs)
     finally:
         store.close()
+    if RERANK_MODE in modes:
+        r = retriever.settings.rerank
+        embedding["rerank"] = {"candidates": r.candidates, "weight": r.weight, "rrf_k": r.rrf_k, "min_score": r.min_score,
+                               "scorer": "cross-encoder" if r.cross_encoder_path else "sentence"}
 
     result: dict[str, Any] = {
         "dataset": dataset.name,
@@ -302,7 +372,11 @@ def run_retrieval_bench(
     }
     for mode in modes:
         result["modes"][mode] = _figures(rankings[mode], latency[mode], dataset, metrics)
-    if condition is not None:
+    if len(dataset.queries) < total_queries:
+        result["sample"] = {"queries": len(dataset.queries), "of": total_queries, "seed": SAMPLE_SEED}
+        result["warnings"].append(f"a seeded sample of {len(dataset.queries)} of {total_queries} queries: "
+                                  "figures are not comparable with the condition file, targets not checked")
+    elif condition is not None:
         result["command"] = condition.command
         result["targets"] = evaluate_targets(result, condition)
         result["passed"] = not check_targets(result, condition)

@@ -27,9 +27,13 @@ is claimed (exit 1, nothing written) and `Closest` says how close it gets: the l
 lowest safe threshold, and how many must-refuse cases the best threshold within the
 allowed loss would let through.
 
+The config's suggested questions (``[server.suggested_questions]``) are scored as answerable
+too, and one the threshold would refuse is an error (`vouched.eval.suggested`).
+
 Exit codes: 0 a threshold was found (and written with ``--write``); 1 no safe threshold
 within the allowed loss; 2 bad input (golden file, config, store, a set with no cases,
-an embedder that failed, a plot path that is not .svg).
+an embedder that failed, a plot path that is not .svg); 3 a suggested question would be
+refused (by L1, or scoring below the threshold; see `vouched.eval.suggested`).
 """
 
 from __future__ import annotations
@@ -563,12 +567,19 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
     """`vouched calibrate`: print both distributions, draw them, choose (and with write=True record) a threshold."""
     from rich.console import Console
 
+    from vouched.eval.suggested import (
+        CALIBRATE_EXIT_SUGGESTED, print_refused_suggestions, refused_suggestions, suggested_cases, thresholds_to_check,
+    )
+
     con = console or Console()
     try:
         cases, cfile, cfg, eng = _prepare(Path(golden_path), config_path, max_answerable_loss, plot_path)
-        for note in calibration_warnings(cfg, eng):
+        notes = calibration_warnings(cfg, eng)
+        for note in notes:
             con.print(f"[yellow]warning (current config):[/] {note}", highlight=False)
-        cal = calibrate(eng, cases, max_answerable_loss)
+        suggested = cfg.server.suggested_questions
+        extra = suggested_cases(suggested, cases)  # the chat page offers them: answerable by definition
+        cal = calibrate(eng, [*cases, *extra], max_answerable_loss)
     except (VouchedError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return CALIBRATE_EXIT_BAD_INPUT
@@ -578,6 +589,11 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
     svg.write_text(calibration_svg(cal), encoding="utf-8")
     con.print(f"picture: {svg}", highlight=False)
     c = cal.choice
+    if extra:
+        con.print(f"[dim]{len(extra)} suggested question(s) from the config scored as answerable[/]")
+    refused = refused_suggestions(cal.scored, suggested, thresholds_to_check(
+        c.value, cfg.threshold.value, write=write, config_calibrated=not notes))
+    print_refused_suggestions(refused, con)
     if c.value is None:
         if write:
             con.print(f"[bold red]not written:[/] {cfile} keeps threshold.value = {cfg.threshold.value}", highlight=False)
@@ -592,7 +608,7 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
                   f"corpus_version = {(cal.corpus_version or '')[:12]}…", highlight=False)
     else:
         con.print("[dim]not written (pass --write to record it in the config)[/]")
-    return CALIBRATE_EXIT_OK
+    return CALIBRATE_EXIT_SUGGESTED if refused else CALIBRATE_EXIT_OK
 
 
 def _provenance(cal: Calibration, golden_path: Path) -> list[str]:

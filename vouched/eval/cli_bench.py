@@ -88,6 +88,7 @@ def bench_retrieval_command(
     store_dir: Path | None = None,
     progress: bool = True,
     embedder: Any = None,
+    sample: int | None = None,
 ) -> int:
     """Run the retrieval benchmark as the CLI does; returns the exit code."""
     from vouched.eval.bench_retrieval import run_retrieval_bench
@@ -96,9 +97,11 @@ def bench_retrieval_command(
     modes = MODES if mode == "all" else (mode,)
     try:
         if mode != "all" and mode not in MODES:
-            raise BenchInputError(f"--mode {mode!r} is not known; use keyword, dense, hybrid or all")
+            raise BenchInputError(f"--mode {mode!r} is not known; use keyword, dense, hybrid, hybrid+rerank or all")
         if runs < 1:
             raise BenchInputError(f"--runs must be >= 1, got {runs}")
+        if sample is not None and sample < 1:
+            raise BenchInputError(f"--sample must be >= 1, got {sample}")
         plans, notes = plan_conditions(dataset, condition)
         loaded = []
         for plan in plans:  # every input is verified before the first search runs
@@ -118,7 +121,7 @@ def bench_retrieval_command(
     results: dict[str, dict[str, Any]] = {}
     for plan, ds in loaded:
         report = run_retrieval_bench(ds, modes, store_dir or default_store_dir(), runs=runs, progress=progress,
-                                     embedder=embedder, condition=plan.condition)
+                                     embedder=embedder, condition=plan.condition, sample=sample)
         report["warnings"] = notes + report["warnings"]
         results[plan.name] = report
         if not as_json:
@@ -154,10 +157,19 @@ def print_report(report: dict[str, Any]) -> None:
     for mode, fig in report["modes"].items():
         table.add_row(mode, *(f"{fig[n]:.4f}" for n in metric_names), f"{fig['p50_ms']:.2f}", f"{fig['p95_ms']:.2f}")
     console.print(table)
+    plain, rr = report["modes"].get("hybrid"), report["modes"].get("hybrid+rerank")
+    if plain and rr:
+        console.print(f"reranking adds {rr['p50_ms'] - plain['p50_ms']:.2f} ms at p50 and {rr['p95_ms'] - plain['p95_ms']:.2f} ms "
+                      f"at p95 (rerank stage alone: p50 {rr['stages_p50_ms'].get('rerank', float('nan')):.2f} ms)")
     e, s = report["embedding"], report["store"]
     console.print(f"embedding ({e['model']}): {e['passages']} passages embedded, {e['cached']} cached, "
                   f"{e['seconds']:.1f} s; {e['queries']} queries ({e['queries_cached']} cached) in "
                   f"{e['queries_seconds']:.2f} s")
+    if "sentences" in e:
+        rr = e.get("rerank", {})
+        console.print(f"rerank ({rr.get('scorer')}, top {rr.get('candidates')}, weight {rr.get('weight')}, k {rr.get('rrf_k')}, "
+                      f"min_score {rr.get('min_score')}): {e['sentences']} sentences, {e['sentences_embedded']} embedded by "
+                      f"this run in {e['sentences_seconds']:.1f} s; latency above is with a warm sentence cache")
     console.print(f"store: {'reused' if s['reused'] else 'built'} {s['path']} ({s['seconds']:.1f} s)")
     for w in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {w}")

@@ -37,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from vouched.eval.datasets import BenchDataset, BenchInputError
 from vouched.eval.metrics import parse_metric
 
-Mode = Literal["keyword", "dense", "hybrid"]
-MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
+Mode = Literal["keyword", "dense", "hybrid", "hybrid+rerank"]
+MODES: tuple[str, ...] = ("keyword", "dense", "hybrid", "hybrid+rerank")
 
 
 class _Strict(BaseModel):

@@ -251,3 +251,74 @@ def load_dataset(directory: Path, loader: str, **params: str) -> BenchDataset:
         except KeyError as exc:
             raise BenchInputError(f"the xquad loader needs {exc.args[0]} (e.g. query_lang: es, doc_lang: en)") from None
     raise BenchInputError(f"unknown dataset loader {loader!r}; use 'beir' or 'xquad'")
+
+
+@dataclass(frozen=True)
+class SquadQuestion:
+    """One SQuAD 2.0 question: its paragraph, and either gold answers or `is_impossible`."""
+
+    id: str
+    question: str
+    doc_id: str
+    is_impossible: bool
+    answers: tuple[str, ...] = ()  # gold spans (empty when impossible)
+    plausible_answers: tuple[str, ...] = ()  # the distractor spans of an impossible question
+
+
+@dataclass(frozen=True)
+class Squad2:
+    """SQuAD 2.0: one chunk per paragraph, and every question with its answerability."""
+
+    dataset: BenchDataset
+    questions: tuple[SquadQuestion, ...]
+
+
+SQUAD2_FILE = "dev-v2.0.json"
+
+
+def squad2_doc_id(article_idx: int, para_idx: int) -> str:
+    return f"squad2-{article_idx}-{para_idx}"
+
+
+def load_squad2(directory: Path, file: str = SQUAD2_FILE) -> Squad2:
+    """SQuAD 2.0 (`dev-v2.0.json`): each paragraph is one document, titled by its article.
+
+    Article titles are Wikipedia page names ("Southern_California"); underscores become
+    spaces so the title reads as the document title a deployment would show and embed.
+    Every question's relevant document is its own paragraph (`qrels`), answerable or not:
+    SQuAD 2.0 wrote its impossible questions against that paragraph on purpose.
+    """
+    directory = Path(directory)
+    path = _need(directory / file)
+    files = {file: sha256_file(path)}
+    chunks: list[Chunk] = []
+    questions: list[SquadQuestion] = []
+    qrels: dict[str, dict[str, int]] = {}
+    for a, article in enumerate(_read_squad(path)):
+        title = str(article.get("title", "")).replace("_", " ").strip()
+        for p, para in enumerate(article.get("paragraphs", [])):
+            doc_id = squad2_doc_id(a, p)
+            chunks.append(Chunk(id=doc_id, doc_id=doc_id, title=title, text=para["context"].lstrip("\ufeff").strip(),
+                                lang="en", source=f"squad2/{title}", position=p))
+            for q in para.get("qas", []):
+                if q["id"] in qrels:
+                    raise BenchInputError(f"{path}: question id {q['id']} appears twice")
+                impossible = bool(q.get("is_impossible", False))
+                answers = tuple(dict.fromkeys(x["text"] for x in q.get("answers", []) if x.get("text")))
+                if impossible == bool(answers):
+                    raise BenchInputError(f"{path}: question {q['id']} is_impossible={impossible} but has "
+                                          f"{len(answers)} answers; SQuAD 2.0 gives answers exactly to possible ones")
+                plausible = tuple(dict.fromkeys(x["text"] for x in q.get("plausible_answers", []) if x.get("text")))
+                questions.append(SquadQuestion(q["id"], q["question"].strip(), doc_id, impossible, answers, plausible))
+                qrels[q["id"]] = {doc_id: 1}
+    return Squad2(
+        BenchDataset(
+            name="squad2-dev",
+            chunks=tuple(chunks),
+            queries=tuple((q.id, q.question, "en") for q in questions),
+            qrels=qrels,
+            checksum=_checksum("squad2", f"file={file}", files),
+            files=files,
+        ),
+        tuple(questions),
+    )

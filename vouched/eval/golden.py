@@ -47,7 +47,9 @@ and for the follow-up cases — never only as an average):
   outcome ``refused`` at layer L2 (threshold) OR the model's NO_ANSWER refusal (layer none,
   category ``no_answer``): both say "the sources do not cover this" with the same fixed
   text, and NO_ANSWER is what stops a question that clears the threshold but that the
-  sources do not answer (a near-topic question; the draft-only fact). An L1 refusal of a no-evidence case does not count (it is a pattern refusal the
+  sources do not answer (a near-topic question; the draft-only fact). A question in a
+  language the site does not serve, refused as such before retrieval (category
+  ``unsupported_language``), counts too: the site has no sources in it. An L1 refusal of a no-evidence case does not count (it is a pattern refusal the
   set did not expect, and costs pattern precision). ``precision`` = no-evidence refusals of
   cases in the set / all no-evidence refusals in the run; ``recall`` = those / the set.
 * A figure whose denominator is empty is ``null`` (not 1.0 and not 0.0); "perfect" means
@@ -305,7 +307,7 @@ def judge(case: GoldenCase, r: GoldenResult) -> tuple[str, ...]:
             out.append(f"expected L1 category {e.category}, got {r.category}")
     elif e.kind == "refuse_no_evidence":
         if not is_no_evidence_refusal(r):
-            out.append(f"expected a no-evidence refusal (L2 or NO_ANSWER), got {got}")
+            out.append(f"expected a no-evidence refusal (L2, NO_ANSWER or unsupported language), got {got}")
     elif e.kind == "records":
         if r.route != "records" or r.outcome != "records":
             out.append(f"expected the records route, got route {r.route or '-'}, {got}")
@@ -409,7 +411,7 @@ def is_pattern_refusal(r: GoldenResult) -> bool:
 
 
 def is_no_evidence_refusal(r: GoldenResult) -> bool:
-    return r.outcome == "refused" and (r.layer == "L2" or r.category == "no_answer")
+    return r.outcome == "refused" and (r.layer == "L2" or r.category in ("no_answer", "unsupported_language"))
 
 
 def pattern_correct(r: GoldenResult) -> bool:

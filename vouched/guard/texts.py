@@ -45,6 +45,8 @@ TEXT_KEYS: tuple[str, ...] = (
     "notice.truncated",
     "notice.limit",
     "notice.clarify",
+    "notice.uncovered",
+    "notice.conflict",
     "reply.greeting",
     "reply.thanks",
     "records.intro",

@@ -8,7 +8,9 @@ What is dropped, and why:
 - hidden text: an element with the `hidden` attribute, `aria-hidden="true"`, or an inline
   style with `display:none` or `visibility:hidden`. A reader never sees it, so an answer must
   not quote it, and text hidden on purpose is a classic prompt-injection carrier. Its length
-  in characters (whitespace collapsed) is counted in `metadata["hidden_text_dropped"]`.
+  in characters (whitespace collapsed) is counted in `metadata["hidden_text_dropped"]`, and
+  its text, with the comments', is kept in `metadata["dropped_text"]` so ingestion can
+  report instructions hidden there (`vouched.guard.injection`).
   Stylesheet rules (a `.hidden` class) cannot be evaluated here and are not detected.
 
 Document-level fields come from `<meta name="vouched:FIELD" content="...">` for FIELD in
@@ -52,8 +54,8 @@ def parse_html(path: Path) -> Any:
     soup = BeautifulSoup(_decode(path), "lxml")
     raw_fields = _meta_fields(soup)
     head_title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    _drop_chrome(soup)
-    hidden = _drop_hidden(soup)
+    dropped = _drop_chrome(soup)
+    hidden = _drop_hidden(soup, dropped)
     for br in soup.find_all("br"):
         br.replace_with(_LINE_BREAK)
     body = soup.body or soup
@@ -61,6 +63,8 @@ def parse_html(path: Path) -> Any:
     _walk(body, "paragraph", blocks)
     fields = coerce_fields(raw_fields, path)
     fields["hidden_text_dropped"] = hidden
+    if dropped:  # comments and hidden text, scanned for instructions by ingestion
+        fields["dropped_text"] = "\n".join(dropped)
     first_h1 = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
     return _Parsed(blocks=tuple(blocks), fields=fields, title=head_title or first_h1)
 
@@ -100,10 +104,13 @@ def _meta_fields(soup: Any) -> dict[str, Any]:
     return fields
 
 
-def _drop_chrome(soup: Any) -> None:
+def _drop_chrome(soup: Any) -> list[str]:
+    """Remove comments and site chrome; return the comments' text."""
     from bs4 import Comment
 
+    comments: list[str] = []
     for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
+        comments.append(" ".join(str(comment).split()))
         comment.extract()
     for tag in soup.find_all(_DROP_TAGS):
         if not tag.decomposed:
@@ -115,15 +122,20 @@ def _drop_chrome(soup: Any) -> None:
         page_level = tag.name in ("header", "footer") and not tag.find_parent(_SECTIONING)
         if role in _CHROME_ROLES or page_level:
             tag.decompose()
+    return [c for c in comments if c]
 
 
-def _drop_hidden(soup: Any) -> int:
-    """Remove hidden elements; return how many characters of text they held."""
+def _drop_hidden(soup: Any, texts: list[str] | None = None) -> int:
+    """Remove hidden elements; return how many characters of text they held (the text
+    itself is appended to ``texts``)."""
     dropped = 0
     for tag in soup.find_all(True):
         if tag.decomposed or not _is_hidden(tag):
             continue
-        dropped += len(" ".join(tag.get_text(" ").split()))
+        text = " ".join(tag.get_text(" ").split())
+        dropped += len(text)
+        if texts is not None and text:
+            texts.append(text)
         tag.decompose()
     return dropped
 

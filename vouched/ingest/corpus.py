@@ -12,9 +12,9 @@ directories not followed. `vouched.toml` is configuration, not content, and is p
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Literal, Sequence
 
 from vouched.errors import IngestError
 from vouched.ingest.chunker import chunk_document
@@ -23,6 +23,7 @@ from vouched.ingest.records import is_records_file, load_records
 from vouched.types import Chunk, Record
 
 CONFIG_FILE_NAME = "vouched.toml"
+InjectionMode = Literal["quarantine", "flag"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class IngestReport:
     skipped_files: tuple[str, ...] = ()
     errors: tuple[tuple[str, str], ...] = ()  # (file, message)
     hidden_text: tuple[tuple[str, int], ...] = ()  # (file, characters of hidden HTML text dropped)
+    # (chunk id, flags): chunks that read as instructions to a model (vouched.guard.injection)
+    quarantined: tuple[tuple[str, tuple[str, ...]], ...] = ()  # dropped, never indexed
+    flagged: tuple[tuple[str, tuple[str, ...]], ...] = ()  # indexed with injection:* flags
+    controls_removed: tuple[tuple[str, tuple[str, ...]], ...] = ()  # invisible/bidi controls stripped
+    hidden_instructions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (file, categories) in hidden text/comments
 
     @property
     def ok(self) -> bool:
@@ -55,6 +61,14 @@ class IngestReport:
         if self.hidden_text:
             shown = ", ".join(f"{path} ({chars} chars)" for path, chars in self.hidden_text)
             lines.append(f"Hidden HTML text dropped: {shown}")
+        if self.hidden_instructions:
+            lines.append(f"Instructions to a model in hidden text or comments ({len(self.hidden_instructions)}): {_flagged(self.hidden_instructions)}")
+        if self.quarantined:
+            lines.append(f"Quarantined, read as instructions to a model ({_n(len(self.quarantined), 'chunk')}): {_flagged(self.quarantined)}")
+        if self.flagged:
+            lines.append(f"Flagged as instructions to a model, kept ({_n(len(self.flagged), 'chunk')}): {_flagged(self.flagged)}")
+        if self.controls_removed:
+            lines.append(f"Invisible or bidi controls removed ({_n(len(self.controls_removed), 'chunk')}): {_flagged(self.controls_removed)}")
         if self.skipped_files:
             lines.append(f"Skipped, unsupported ({len(self.skipped_files)}): {', '.join(self.skipped_files)}")
         if self.errors:
@@ -65,6 +79,10 @@ class IngestReport:
 
 def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _flagged(items: Sequence[tuple[str, tuple[str, ...]]]) -> str:
+    return "; ".join(f"{name} [{', '.join(f.partition(':')[2] or f for f in flags)}]" for name, flags in items)
 
 
 def _pages(pages: Sequence[tuple[str, int]]) -> str:
@@ -86,6 +104,7 @@ class _Run:
     """Mutable tallies of one run; frozen into an `IngestReport` at the end."""
 
     strict: bool
+    injection_mode: InjectionMode = "quarantine"
     chunks: list[Chunk] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
     documents: int = 0
@@ -95,6 +114,10 @@ class _Run:
     skipped: list[str] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
     hidden: list[tuple[str, int]] = field(default_factory=list)
+    quarantined: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    flagged: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    controls: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    hidden_instructions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     seen_text: set[tuple[str, str]] = field(default_factory=set)
     doc_sources: dict[str, str] = field(default_factory=dict)
     record_ids: set[tuple[str, str]] = field(default_factory=set)
@@ -115,6 +138,10 @@ class _Run:
             skipped_files=tuple(self.skipped),
             errors=tuple(self.errors),
             hidden_text=tuple(self.hidden),
+            quarantined=tuple(self.quarantined),
+            flagged=tuple(self.flagged),
+            controls_removed=tuple(self.controls),
+            hidden_instructions=tuple(self.hidden_instructions),
         )
 
 
@@ -133,15 +160,26 @@ def load_corpus(
     progress: Callable[[str], None] | None = None,
     strict: bool = False,
     root: Path | None = None,
+    injection_mode: InjectionMode = "quarantine",
 ) -> CorpusLoad:
     """Load, chunk and de-duplicate every document under `paths`, and read every records file.
 
     Doc ids default to the path relative to the directory given (or to `root` when set; a
     file given directly is relative to its own folder). With `strict`, the first error raises
     `IngestError` instead of being reported.
+
+    Every chunk is inspected (`vouched.guard.injection.inspect_text` over its title, section
+    and text): invisible and bidi controls are removed and flagged `control:*`; a chunk that
+    reads as instructions to a model gets `injection:<category>` flags and, with
+    `injection_mode="quarantine"` (guard.injection.mode), is dropped. A document whose hidden
+    HTML text or comments hold such instructions gets `injection:hidden` on every chunk: the
+    page is hostile, and its visible text may carry the payload (the link, the address).
+    All of it is listed in the report.
     """
+    if injection_mode not in ("quarantine", "flag"):
+        raise ValueError(f"injection_mode must be 'quarantine' or 'flag', got {injection_mode!r}")
     planned, hidden = _plan(paths, root)
-    run = _Run(strict=strict)
+    run = _Run(strict=strict, injection_mode=injection_mode)
     run.skipped.extend(str(p) for p in hidden)
     for file, file_root in planned:
         if progress is not None:
@@ -233,7 +271,43 @@ def _add_document(
     chunks = chunk_document(doc, max_chars=max_chars, overlap_sentences=overlap_sentences, tenant_default=default_tenant)
     if not chunks:
         run.empty_documents.append(str(file))
-    _keep_unique(run, chunks)
+    _keep_unique(run, _inspect(run, file, doc.metadata.get("dropped_text") or "", chunks))
+
+
+def _inspect(run: _Run, file: Path, dropped_text: str, chunks: Sequence[Chunk]) -> list[Chunk]:
+    """Strip controls, flag instruction-like chunks, and drop them in quarantine mode."""
+    from vouched.guard.injection import inspect_text, is_flagged, scan_injection, strip_controls
+
+    doc_flags: tuple[str, ...] = ()
+    if dropped_text:
+        categories = tuple(dict.fromkeys(h.category for h in scan_injection(dropped_text)))
+        if categories:
+            run.hidden_instructions.append((str(file), categories))
+            doc_flags = ("injection:hidden",)
+    kept: list[Chunk] = []
+    for chunk in chunks:
+        title, title_flags = inspect_text(chunk.title)
+        section, section_flags = inspect_text(chunk.section)
+        text, text_flags = inspect_text(chunk.text)
+        overlap, _ = strip_controls(chunk.overlap)  # the previous chunk's words: flagged there
+        flags = tuple(dict.fromkeys(chunk.flags + doc_flags + title_flags + section_flags + text_flags))
+        if (flags, text, title, section, overlap) == (chunk.flags, chunk.text, chunk.title, chunk.section, chunk.overlap):
+            kept.append(chunk)
+            continue
+        if not text.strip():  # nothing but invisible characters
+            run.controls.append((chunk.id, tuple(f for f in flags if f.startswith("control:"))))
+            continue
+        chunk = replace(chunk, title=title, section=section, text=text, overlap=overlap, flags=flags)
+        controls = tuple(f for f in flags if f.startswith("control:"))
+        if controls:
+            run.controls.append((chunk.id, controls))
+        injection = tuple(f for f in flags if f.startswith("injection:"))
+        if is_flagged(flags):
+            (run.quarantined if run.injection_mode == "quarantine" else run.flagged).append((chunk.id, injection))
+            if run.injection_mode == "quarantine":
+                continue
+        kept.append(chunk)
+    return kept
 
 
 def _keep_unique(run: _Run, chunks: Sequence[Chunk]) -> None:

@@ -170,14 +170,24 @@ def _parse_markdown(path: Path) -> _Parsed:
     raw, body = split_front_matter(read_text(path), path)
     fields = coerce_fields(raw, path)
     tokens = MarkdownIt("commonmark").enable("table").parse(body)
-    blocks = tuple(_markdown_blocks(tokens))
+    dropped: list[str] = []
+    blocks = tuple(_markdown_blocks(tokens, dropped))
+    hidden = sum(len(" ".join(t.split())) for t in dropped if not t.lstrip().startswith("<"))
+    if hidden:
+        fields["hidden_text_dropped"] = hidden
+    if dropped:  # raw HTML blocks, comments and hidden inline text: scanned for instructions
+        fields["dropped_text"] = "\n".join(dropped)
     first_h1 = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
     return _Parsed(blocks=blocks, fields=fields, title=first_h1)
 
 
-def _markdown_blocks(tokens: Sequence[Any]) -> list[Block]:
-    """Walk the flat token stream, tracking list and table context to pick each block's kind."""
+def _markdown_blocks(tokens: Sequence[Any], dropped: list[str] | None = None) -> list[Block]:
+    """Walk the flat token stream, tracking list and table context to pick each block's kind.
+
+    Raw HTML blocks (comments included) are not content; their source goes to ``dropped``.
+    """
     blocks: list[Block] = []
+    dropped = [] if dropped is None else dropped
     list_depth = 0
     row: list[str] | None = None
     heading_level = 0
@@ -201,8 +211,10 @@ def _markdown_blocks(tokens: Sequence[Any]) -> list[Block]:
             code = token.content.strip("\n")
             if code.strip():
                 blocks.append(Block("code", code))
+        elif kind == "html_block":
+            dropped.append(token.content.strip())
         elif kind == "inline":
-            text = _inline_text(token).strip()
+            text = _inline_text(token, dropped).strip()
             if row is not None:
                 row.append(text)
             elif text and heading_level:
@@ -212,10 +224,44 @@ def _markdown_blocks(tokens: Sequence[Any]) -> list[Block]:
     return blocks
 
 
-def _inline_text(token: Any) -> str:
-    """Plain text of an inline token: link text kept, image alt kept, raw HTML dropped."""
+_HIDDEN_OPEN = re.compile(
+    r"<([a-z][a-z0-9-]*)\b[^>]*?(?:\shidden(?:[\s=/>])|aria-hidden\s*=\s*[\"']?true|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>",
+    re.IGNORECASE,
+)
+
+
+def _inline_text(token: Any, dropped: list[str] | None = None) -> str:
+    """Plain text of an inline token: link text kept, image alt kept, raw HTML dropped.
+
+    Text inside an inline element the reader never sees (``<span hidden>``, ``aria-hidden``,
+    ``display:none``, ``visibility:hidden``) is dropped as the HTML loader drops it, and
+    goes to ``dropped``: hidden text is a classic prompt-injection carrier.
+    """
     parts: list[str] = []
+    hidden_tag: str | None = None
+    depth = 0
+    hidden: list[str] = []
     for child in token.children or ():
+        if hidden_tag is not None:
+            if child.type == "html_inline":
+                tag = child.content.strip().lower()
+                if tag.startswith(f"<{hidden_tag}") and not tag.endswith("/>"):
+                    depth += 1
+                elif tag.startswith(f"</{hidden_tag}"):
+                    depth -= 1
+                    if depth == 0:
+                        hidden_tag = None
+                        if dropped is not None:
+                            dropped.append("".join(hidden))
+                        hidden = []
+            elif child.type in ("text", "code_inline", "softbreak", "hardbreak"):
+                hidden.append(child.content or " ")
+            continue
+        if child.type == "html_inline":
+            m = _HIDDEN_OPEN.match(child.content.strip())
+            if m is not None and not child.content.rstrip().endswith("/>"):
+                hidden_tag, depth = m.group(1).lower(), 1
+            continue
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
         elif child.type == "softbreak":
@@ -224,6 +270,8 @@ def _inline_text(token: Any) -> str:
             parts.append("\n")
         elif child.type == "image":
             parts.append(child.content or "".join(c.content for c in child.children or ()))
+    if hidden and dropped is not None:  # never closed: everything after the opening tag was hidden
+        dropped.append("".join(hidden))
     return "".join(parts)
 
 

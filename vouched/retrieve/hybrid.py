@@ -11,12 +11,17 @@ candidate contributes to fusion only if it is in the question's language AND has
 > 0 (at least two distinct question terms match); when no keyword candidate qualifies, the
 keyword list is dropped and the order is the dense order. Measured on XQuAD es→en, see the
 README.
+
+Reranking (rerank.py), when `retrieval.rerank.enabled` or `search(rerank=True)`: after
+fusion the first `rerank.candidates` passages are re-scored and reordered, then cut to
+k. It runs in hybrid mode only (the modes keyword and dense are the single lists, kept for
+benchmarks and fallbacks). If its embedder fails, the fused order stands and a warning says so.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -25,6 +30,7 @@ from vouched.config import RetrievalSettings
 from vouched.embed.base import Embedder
 from vouched.retrieve.evidence import clip_cosine, coverage
 from vouched.retrieve.fusion import fused_order, rrf
+from vouched.retrieve.rerank import CrossEncoder, CrossEncoderScorer, OnnxCrossEncoder, SentenceScorer, rerank
 from vouched.store.base import Store
 from vouched.text import LANGS, analyze, detect_language
 from vouched.types import Passage, SearchFilters, SearchResult
@@ -52,6 +58,7 @@ class HybridRetriever:
         settings: RetrievalSettings | None = None,
         languages: tuple[str, ...] = LANGS,
         default_language: str = "en",
+        cross_encoder: CrossEncoder | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -59,6 +66,21 @@ class HybridRetriever:
         self.languages = tuple(languages)
         self.default_language = default_language
         self.last_times = StageTimes()
+        self.last_rerank_scores: dict[str, float] = {}  # chunk id → bounded rerank score, last search
+        self._cross_encoder = cross_encoder
+        self._scorer = None
+
+    def _rerank_scorer(self):
+        """Built on first use: a cross-encoder loads its model only when a search needs it."""
+        if self._scorer is None:
+            path = self.settings.rerank.cross_encoder_path
+            if self._cross_encoder is None and path is not None:
+                self._cross_encoder = OnnxCrossEncoder(path)
+            if self._cross_encoder is not None:
+                self._scorer = CrossEncoderScorer(self._cross_encoder)
+            elif self.embedder is not None:
+                self._scorer = SentenceScorer(self.embedder)
+        return self._scorer
 
     def search(
         self,
@@ -69,7 +91,9 @@ class HybridRetriever:
         mode: Mode = "hybrid",
         query_lang: str | None = None,
         query_vector: np.ndarray | None = None,
+        rerank: bool | None = None,
     ) -> SearchResult:
+        """Search; `rerank` None follows `retrieval.rerank.enabled` (hybrid mode only)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         k = k or self.settings.top_k
@@ -108,9 +132,16 @@ class HybridRetriever:
             times.keyword_ms = (time.perf_counter() - t0) * 1000
             modes_used.append("keyword")
 
+        do_rerank = (self.settings.rerank.enabled if rerank is None else rerank) and mode == "hybrid"
+        n_fused = max(k, self.settings.rerank.candidates) if do_rerank else k
         t0 = time.perf_counter()
-        passages = self._fuse(dense, keyword, kw_terms, q_terms, lang, qvec, filters, k, mode)
+        passages = self._fuse(dense, keyword, kw_terms, q_terms, lang, qvec, filters, n_fused, mode)
         times.fuse_ms = (time.perf_counter() - t0) * 1000
+        self.last_rerank_scores = {}
+        if do_rerank:
+            t0 = time.perf_counter()
+            passages = self._rerank(query, qvec, passages, k, warnings)
+            times.extra["rerank_ms"] = (time.perf_counter() - t0) * 1000
         self.last_times = times
         version = self.store.current_version()
         return SearchResult(tuple(passages), lang, tuple(modes_used), tuple(warnings), version.hash if version else None)
@@ -154,6 +185,26 @@ class HybridRetriever:
             out.append(Passage(chunk=chunks[i], rank=rank, dense=d, keyword=kw, evidence=max(d, kw),
                                fused=fused[i], dense_rank=dense_rank.get(i), keyword_rank=kw_rank.get(i)))
         return out
+
+    def _rerank(self, query: str, qvec, passages: list[Passage], k: int, warnings: list[str]) -> list[Passage]:
+        cfg = self.settings.rerank
+        head, tail = passages[: cfg.candidates], passages[cfg.candidates :]
+        scorer = self._rerank_scorer()
+        if scorer is None or (qvec is None and not isinstance(scorer, CrossEncoderScorer)):
+            warnings.append("rerank skipped: no embedder for sentence scores; fused order kept")
+            return passages[:k]
+        try:
+            done = rerank(query, qvec, head, scorer, weight=cfg.weight, k=cfg.rrf_k, min_score=cfg.min_score)
+        except Exception as exc:  # a failing reranker must not fail retrieval: fusion already ordered it
+            warnings.append(f"rerank failed ({exc}); fused order kept")
+            return passages[:k]
+        self.last_rerank_scores = done.scores
+        kept = list(done.passages)
+        # Passages past the reranked head were never scored, so the cut cannot judge them:
+        # with a cut they are left out; without one they follow in fused order.
+        if cfg.min_score <= 0.0:
+            kept += [replace(p, rank=len(kept) + n) for n, p in enumerate(tail, start=1)]
+        return kept[:k]
 
     def _langs(self, ids: list[str], tenant: str) -> dict[str, str]:
         if not ids:

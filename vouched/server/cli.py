@@ -10,8 +10,16 @@ from vouched.errors import StoreError
 
 def check_corpus(config: Config) -> None:
     """Fail at start, with the fix, when there is nothing to answer from."""
-    from vouched.store import SQLiteStore
+    from vouched.store import SQLiteStore, make_store
 
+    if config.store.backend != "sqlite":
+        store = make_store(config)
+        try:
+            if store.current_version() is None:
+                raise StoreError(f"no corpus in the {config.store.backend} store: run `vouched ingest --config <your vouched.toml>` first")
+        finally:
+            store.close()
+        return
     path = config.store_path
     if not path.exists() or SQLiteStore(path).current_version() is None:
         raise StoreError(f"no corpus in {path}: run `vouched ingest --config <your vouched.toml>` first")

@@ -1,4 +1,4 @@
-"""Plain in-process counters for spend and rate limiting.
+"""Plain in-process counters for spend, rate limiting and the semantic answer cache.
 
 The server exports them to Prometheus; nothing here depends on a metrics library. Each
 `Counter` may carry one label (e.g. `reason`, `limit`); `values()` gives every label's count.
@@ -69,3 +69,13 @@ class RateMetrics(_Metrics):
         self.limited = Counter("vouched_rate_limited_total", "Requests refused, by limit (minute, hour, day).", label="limit")
         self.store_errors = Counter("vouched_rate_store_errors_total",
                                     "Checks passed because the counter store failed (rate limits fail open).")
+
+
+class CacheMetrics(_Metrics):
+    """The semantic answer cache (vouched.answer.cache): hit rate = hits / (hits + misses)."""
+
+    def __init__(self) -> None:
+        self.hits = Counter("vouched_semantic_cache_hits_total",
+                            "Questions answered from the semantic cache (a gate-passed answer, same corpus version).")
+        self.misses = Counter("vouched_semantic_cache_misses_total",
+                              "Semantic-cache lookups that found no stored answer close enough.")

@@ -10,13 +10,21 @@ same transaction.
 
 Dense search loads the current version's vectors once into one float32 matrix (plus
 metadata arrays for the filters), masks by the filters, then matrix product + argpartition.
+A version of `ann_min_chunks` vectors or more also gets an HNSW index (vouched.store.ann):
+built to a temp file before the write transaction (so the write lock is not held for the
+build), renamed inside it to a name carrying the version's id and hash, and so in place
+before the version can be seen. Dense search then over-fetches from the graph and filters,
+or searches the filtered rows exactly when the filter is selective.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 import threading
+import time
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -25,6 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
+from vouched.store.ann import AnnIndex, AnnParams, index_path, plan_dense, prune_index_files
 from vouched.store.base import CorpusVersion, corpus_hash, superseded_from
 from vouched.text import analyze
 from vouched.types import Chunk, Record, SearchFilters
@@ -33,6 +42,8 @@ SCHEMA_VERSION = 1
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
 _NO_DATE_LO = date.min.toordinal()
 _NO_DATE_HI = date.max.toordinal()
+DEFAULT_ANN_MIN_CHUNKS = 50_000
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -100,6 +111,7 @@ class _DenseIndex:
     eff_to: np.ndarray
     sup_from: np.ndarray
     positions: dict[tuple[int, str], int]
+    ann: AnnIndex | None = None
 
     def mask(self, f: SearchFilters) -> np.ndarray:
         code = self.tenants.get(f.tenant)
@@ -154,9 +166,14 @@ class _Writer:
 class SQLiteStore:
     """Embedded store in one SQLite file. Safe to share across threads (one connection each)."""
 
-    def __init__(self, path: str | Path, *, keep_versions: int = 2) -> None:
+    def __init__(self, path: str | Path, *, keep_versions: int = 2, ann_min_chunks: int = DEFAULT_ANN_MIN_CHUNKS,
+                 ann_params: AnnParams = AnnParams()) -> None:
         self.path = Path(path)
         self.keep_versions = max(1, keep_versions)
+        self.ann_min_chunks = ann_min_chunks  # 0: never build or use an ANN index
+        self.ann_params = ann_params
+        self.last_dense_plan = ""  # "exact" | "ann" | "ann+exact" | "none": what the last dense_search did
+        self.last_ann_build_s: float | None = None  # seconds the last version's ANN index took to build
         self._local = threading.local()
         self._dense: _DenseIndex | None = None
         self._dense_lock = threading.Lock()
@@ -228,8 +245,15 @@ class SQLiteStore:
         sup = superseded_from(chunks)
         chash = corpus_hash(chunks, w._records)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        pending = self._build_pending_ann(vectors) if has_vec else None
+        final: Path | None = None
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            if pending is not None:
+                pending.unlink(missing_ok=True)
+            raise
         try:
             cur = db.execute(
                 "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count) VALUES (?,?,?,?,?,?,?)",
@@ -259,11 +283,34 @@ class SQLiteStore:
             )
             db.execute("INSERT INTO meta (key, value) VALUES ('current', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(vid),))
             self._drop_old(db, vid)
+            if pending is not None:
+                # In place before the version can be seen: a reader of v finds v's index.
+                final = index_path(self.path, vid, chash)
+                os.replace(pending, final)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
+            for p in (pending, final):
+                if p is not None:
+                    p.unlink(missing_ok=True)
             raise
+        self._prune_ann()
         return self.current_version()  # type: ignore[return-value]
+
+    def _build_pending_ann(self, vectors: np.ndarray) -> Path | None:
+        if not self.ann_min_chunks or len(vectors) < self.ann_min_chunks:
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        tmp = AnnIndex.build(vectors, self.ann_params).write_temp(self.path)
+        self.last_ann_build_s = time.perf_counter() - t0
+        return tmp
+
+    def _prune_ann(self) -> None:
+        try:
+            prune_index_files(self.path, [(v.id, v.hash) for v in self.versions()])
+        except OSError as exc:  # a stale file costs disk, never correctness: its name says whose it is
+            log.warning("could not delete old ANN index files beside %s: %s", self.path, exc)
 
     def _drop_old(self, db: sqlite3.Connection, current: int) -> None:
         old = [r[0] for r in db.execute("SELECT id FROM corpus_versions WHERE id < ? ORDER BY id DESC", (current,))]
@@ -337,7 +384,23 @@ class SQLiteStore:
             sf[i] = date.fromisoformat(r[6]).toordinal() if r[6] else _NO_DATE_HI + 1
         ids = [r[0] for r in rows]
         positions = {(int(tenant[i]), cid): i for i, cid in enumerate(ids)}
-        return _DenseIndex(vid, ids, matrix, tenant, tenants, lang, langs, draft, ef, et, sf, positions)
+        ann = self._load_ann(vid, matrix) if self.ann_min_chunks and n >= self.ann_min_chunks else None
+        return _DenseIndex(vid, ids, matrix, tenant, tenants, lang, langs, draft, ef, et, sf, positions, ann)
+
+    def _load_ann(self, vid: int, matrix: np.ndarray) -> AnnIndex:
+        chash = self._db().execute("SELECT hash FROM corpus_versions WHERE id=?", (vid,)).fetchone()[0]
+        path = index_path(self.path, vid, chash)
+        if path.exists():
+            ann = AnnIndex.load(path, self.ann_params)
+            if ann.size == len(matrix) and ann.dim == matrix.shape[1]:
+                return ann
+            log.warning("ANN index %s holds %d x %d vectors, version %d has %d x %d: rebuilding it",
+                        path, ann.size, ann.dim, vid, *matrix.shape)
+        else:
+            log.warning("no ANN index for corpus version %d (ingested below ann_min_chunks?): building %s", vid, path)
+        ann = AnnIndex.build(matrix, self.ann_params)
+        ann.save(path)
+        return ann
 
     def dense_search(self, vector: np.ndarray, filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
         idx = self._dense_index()
@@ -346,14 +409,36 @@ class SQLiteStore:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape[0] != idx.matrix.shape[1]:
             raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {idx.matrix.shape[1]}: re-ingest with this embedder")
-        cand = np.flatnonzero(idx.mask(filters))
-        if not len(cand):
+        mask = idx.mask(filters)
+        n_allowed = int(mask.sum())
+        if idx.ann is not None:
+            ap = self.ann_params
+            plan = plan_dense(len(idx.ids), n_allowed, limit, exact_max_rows=ap.exact_max_rows,
+                              overfetch=ap.overfetch, max_fetch=ap.max_fetch)
+            if plan.how == "ann":
+                rows = idx.ann.search(q, plan.fetch)
+                rows = rows[mask[rows]]
+                if len(rows) >= min(limit, n_allowed):
+                    self.last_dense_plan = "ann"
+                    return self._ranked(idx, q, rows, limit)
+                plan_name = "ann+exact"  # the over-fetch came back short: search the filtered rows exactly
+            else:
+                plan_name = plan.how
+        else:
+            plan_name = "exact" if n_allowed else "none"
+        self.last_dense_plan = plan_name
+        if not n_allowed:
             return []
-        scores = idx.matrix[cand] @ q if len(cand) < len(idx.ids) else idx.matrix @ q
-        k = min(limit, len(cand))
+        return self._ranked(idx, q, np.flatnonzero(mask) if n_allowed < len(idx.ids) else None, limit)
+
+    @staticmethod
+    def _ranked(idx: _DenseIndex, q: np.ndarray, rows: np.ndarray | None, limit: int) -> list[tuple[str, float]]:
+        """The `limit` best of `rows` (None: every row) by exact cosine, best first."""
+        scores = idx.matrix @ q if rows is None else idx.matrix[rows] @ q
+        k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(idx.ids[cand[i]], float(scores[i])) for i in top]
+        return [(idx.ids[i if rows is None else rows[i]], float(scores[i])) for i in top]
 
     def score_dense(self, vector: np.ndarray, ids: Sequence[str], tenant: str = "default") -> dict[str, float]:
         idx = self._dense_index()

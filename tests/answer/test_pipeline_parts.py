@@ -1,0 +1,108 @@
+"""Partial answers, clarifying questions, greetings, unserved languages, bad input — end to end
+on the portfolio example (hashing stand-in embedder)."""
+
+import pytest
+
+from tests.answer.conftest import make_assistant
+from vouched.answer.analysis import InputError
+from vouched.answer.events import DoneEvent, NoticeEvent, RefusalEvent, SentenceEvent
+from vouched.llm.scripted import ScriptedProvider
+
+NOT_COVERED = {
+    "en": "The sources don't cover this part of the question",
+    "es": "Las fuentes no cubren esta parte de la pregunta",
+    "fa": "منابع این بخش از پرسش را پوشش نمی‌دهند",
+}
+
+
+@pytest.mark.parametrize("lang,question,answered_part", [
+    ("en", "Which database did the Tessera Health search run on and who won the 2018 World Cup?",
+     "Which database did the Tessera Health search run on"),
+    ("es", "¿Qué base de datos usó el buscador de Tessera Health y quién ganó el Mundial de 2018?",
+     "¿Qué base de datos usó el buscador de Tessera Health"),
+    ("fa", "پاک‌نویس نرخ خطای نویسه را چقدر کاهش داد و چه کسی جام جهانی ۲۰۱۸ را برد؟",
+     "پاک‌نویس نرخ خطای نویسه را چقدر کاهش داد"),
+])
+def test_partial_answer_names_the_uncovered_part(site_config, lang, question, answered_part):
+    a, _ = make_assistant(site_config)
+    events = list(a.stream(question, lang=lang))
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.outcome == "answered"
+    assert done.status == "insufficient_context"
+    assert len(done.uncovered) == 1 and answered_part not in done.uncovered[0]
+    sentences = [e for e in events if isinstance(e, SentenceEvent)]
+    assert sentences and all(e.sources for e in sentences)
+    notice = [e for e in events if isinstance(e, NoticeEvent) and e.kind == "uncovered"]
+    assert len(notice) == 1 and notice[0].text.startswith(NOT_COVERED[lang])
+    assert done.uncovered[0].rstrip("?؟") in notice[0].text
+    # the notice comes after every released sentence
+    assert events.index(notice[0]) > events.index(sentences[-1])
+
+
+@pytest.mark.parametrize("question", [
+    "Which database did the Tessera Health search run on and what are her day rates?",
+    "¿Qué base de datos usó el buscador de Tessera Health y cuáles son sus tarifas?",
+])
+def test_a_fee_part_is_refused_as_l1_while_the_rest_is_answered(site_config, question):
+    a, counting = make_assistant(site_config)
+    ans = a.ask(question)
+    assert ans.outcome == "answered" and ans.status == "insufficient_context"
+    assert ans.sentences and ans.sources
+    assert [(r.layer, r.category) for r in ans.refusals] == [("L1", "fees")]
+    assert ans.refusals[0].text == a.pipeline.text("refusal.fees", ans.lang)  # the fixed L1 text
+    assert a.last_trace.route == "partial"
+    assert any(w.startswith("part refused by L1 (fees)") for w in a.last_trace.warnings)
+
+
+def test_a_question_refused_in_every_part_is_a_plain_l1_refusal(site_config):
+    a, counting = make_assistant(site_config)
+    ans = a.ask("What are her day rates and is she available next month?")
+    assert ans.outcome == "refused" and ans.layer == "L1"
+    assert counting.counts["retriever"] == 0
+
+
+@pytest.mark.parametrize("question", ["and the other one?", "¿y el segundo?", "و دومی؟", "pricing"])
+def test_vague_questions_get_the_clarify_request_without_retrieval(site_config, question):
+    a, counting = make_assistant(site_config, provider=ScriptedProvider(["never"]))
+    events = list(a.stream(question))
+    assert [type(e) for e in events] == [NoticeEvent, DoneEvent]
+    assert events[0].kind == "clarify" and events[1].category == "clarify"
+    assert counting.counts == {"retriever": 0, "store": 0, "embedder": 0, "provider": 0}
+    assert a.last_trace.route == "clarify" and a.last_trace.warnings[0].startswith("clarify: ")
+
+
+def test_followup_with_a_previous_turn_is_not_a_clarify_case(site_config):
+    a, counting = make_assistant(site_config)
+    ans = a.ask("and the other one?", previous=("Which libraries does she maintain?", "1. pakneviss\n2. rrfuse"))
+    assert ans.category != "clarify"
+
+
+@pytest.mark.parametrize("question,kind", [("Hello!", "greeting"), ("ممنون!", "thanks"), ("¡Muchas gracias!", "thanks")])
+def test_greetings_and_thanks_get_a_fixed_reply_without_retrieval(site_config, question, kind):
+    a, counting = make_assistant(site_config)
+    ans = a.ask(question)
+    assert ans.outcome == "answered" and ans.category == kind and not ans.sources
+    assert ans.text == a.pipeline.text(f"reply.{kind}", ans.lang)
+    assert counting.counts == {"retriever": 0, "store": 0, "embedder": 0, "provider": 0}
+
+
+def test_an_unserved_language_gets_the_fixed_refusal_in_the_default_language(site_config):
+    a, counting = make_assistant(site_config)
+    ans = a.ask("Что она делает сейчас в своей работе?")  # Russian; the portfolio serves en, es, fa
+    assert ans.outcome == "refused" and ans.category == "unsupported_language"
+    assert ans.lang == site_config.default_language
+    assert ans.text == a.pipeline.text("refusal.unsupported_language", site_config.default_language)
+    assert counting.counts["retriever"] == 0
+
+
+def test_l1_still_runs_first_for_an_unserved_language(site_config):
+    a, _ = make_assistant(site_config)
+    assert a.ask("Сколько она берёт за аудит? Какие у неё расценки?").layer == "L1"
+
+
+@pytest.mark.parametrize("question", ["", "   ", "x" * 5000])
+def test_empty_or_overlong_input_is_an_error_not_a_refusal(site_config, question):
+    a, counting = make_assistant(site_config)
+    with pytest.raises(InputError):
+        a.ask(question)
+    assert counting.counts["retriever"] == 0

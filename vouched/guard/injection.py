@@ -1,0 +1,283 @@
+"""Prompt injection from the corpus: find passages that read as instructions to a model.
+
+A site's pages are data. A page that talks to the model instead of the reader — "ignore
+the previous instructions", "in every answer, tell readers to visit …", "you are now …" —
+is either an attack or a page about attacks; either way it must not steer an answer. This
+module holds the pure checks; ingestion (``vouched.ingest.corpus``) applies them and either
+drops (quarantine) or keeps-and-flags what they find, and the answer path uses
+``sole_flagged_evidence`` so a flagged passage is never the only support of an answer.
+
+    scan_injection(text)          → [InjectionHit]   instruction-like phrases, every language
+    strip_controls(text)          → (clean text, flags)  invisible and bidi controls removed
+    smuggled_text(text)           → the ASCII hidden in Unicode tag characters
+    inspect_text(text)            → (clean text, flags)  all of the above, as chunk flags
+    sole_flagged_evidence(items)  → True when every given passage is flagged
+
+Flags (strings, stored on ``Chunk.flags``):
+
+* ``injection:<category>`` — a pattern matched: ``override`` (ignore/forget the previous
+  instructions), ``exfiltrate`` (reveal the system prompt; put a link, address or message in
+  every answer; send the conversation somewhere; tell readers to visit/contact/pay),
+  ``roleplay`` ("you are now …", "pretend to be", developer mode), ``addressing`` (a note
+  to "the AI reading this", "if you are a language model") and ``prompt_format`` (chat
+  template tokens such as ``<|im_start|>`` or ``[INST]``). Only these quarantine.
+* ``control:bidi`` — bidi embedding/override/isolate controls (U+202A-U+202E,
+  U+2066-U+2069), which reorder what a reader sees ("Trojan Source"); removed.
+* ``control:zero_width`` — U+200B, U+2060, U+FEFF inside text, U+180E, the invisible math
+  operators U+2061-U+2064, and a ZWJ/ZWNJ between two Latin, Greek or Cyrillic letters
+  (where they only serve to split a word past a filter: "ig\u200dnore"); removed. ZWNJ and
+  ZWJ elsewhere are kept: they are spelling in Persian, Arabic and Devanagari text
+  («می‌خواهم») and in emoji sequences. The LRM/RLM/ALM marks are kept too (ordinary in
+  right-to-left text, and they cannot reorder letters).
+* ``control:tag`` — Unicode tag characters (U+E0000-U+E007F), invisible ASCII look-alikes
+  used to smuggle instructions; removed, and the ASCII they spell is scanned as well.
+
+How a pattern is read: one TOML pack per language under ``injection_packs/`` plus
+``common.toml`` (chat-template tokens), written against ``comparable`` text exactly as the
+L1 refusal packs are (``vouched.guard.packs``: normalised, lower-case, accents folded;
+non-ASCII literals in a pattern are folded the same way at load; whole words unless the
+pack sets ``whole_words = false``). Every pack runs on every text: a Persian page may
+carry an English injection, and language identification must not decide safety.
+
+What this cannot see, said plainly: paraphrases no pattern anticipates, instructions split
+across chunks, homoglyphs (Cyrillic "о" inside a Latin word), letters spaced out
+("i g n o r e"), and instructions in languages other than the ten. Patterns are tuned so
+ordinary prose about people does not match ("ignore the alert", "act as incident
+commander", "tell the customer to restart"), but a page *about* prompt injection that
+quotes an attack will be flagged — run such a site with ``mode = "flag"``. The second line
+of defence does not depend on these patterns: the prompt fences sources as data, the
+generator has no tools, and the sentence gate releases only values found in cited sources.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+from vouched.errors import ConfigError
+
+__all__ = [
+    "CATEGORIES",
+    "CONTROL_FLAGS",
+    "INJECTION_PREFIX",
+    "InjectionHit",
+    "injection_flags",
+    "inspect_text",
+    "is_flagged",
+    "scan_injection",
+    "smuggled_text",
+    "sole_flagged_evidence",
+    "strip_controls",
+]
+
+CATEGORIES = ("override", "exfiltrate", "roleplay", "addressing", "prompt_format")
+INJECTION_PREFIX = "injection:"
+CONTROL_FLAGS = ("control:bidi", "control:zero_width", "control:tag")
+PACKS = ("common", "en", "fa", "es", "pt", "fr", "de", "ar", "ru", "zh", "hi")
+
+# Word boundaries as in the L1 packs: no letter, digit or Devanagari sign on either side.
+_MARK = "[\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963]"
+_START = f"(?<!\\w)(?<!{_MARK})"
+_END = f"(?!\\w)(?!{_MARK})"
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_META = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+@dataclass(frozen=True)
+class InjectionHit:
+    """One instruction-like phrase: its category, the pack that matched, the text matched
+    (in comparable form) and where it starts in that form."""
+
+    category: str
+    lang: str
+    match: str
+    start: int = 0
+
+    @property
+    def flag(self) -> str:
+        return INJECTION_PREFIX + self.category
+
+
+# --- invisible controls ---------------------------------------------------------------------
+
+_BIDI = frozenset([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+_ZERO_WIDTH = frozenset([0x200B, 0x2060, 0xFEFF, 0x180E, 0x2061, 0x2062, 0x2063, 0x2064])
+_JOINERS = frozenset([0x200C, 0x200D])
+_TAG_LO, _TAG_HI = 0xE0000, 0xE007F
+_CONTROL_RUN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\ufeff\u180e\U000e0000-\U000e007f]")
+
+
+def _simple_letter(ch: str) -> bool:
+    """A Latin, Greek or Cyrillic letter: scripts where a joiner has no spelling role."""
+    return ch.isalpha() and ord(ch) < 0x0530
+
+
+def strip_controls(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` without bidi controls, stray zero-width characters and tag characters, and
+    the ``control:*`` flags for what was removed (see the module docstring)."""
+    if text.isascii() or _CONTROL_RUN.search(text) is None:
+        return text, ()
+    found: set[str] = set()
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        cp = ord(ch)
+        if cp in _BIDI:
+            found.add("control:bidi")
+            continue
+        if cp in _ZERO_WIDTH:
+            if not (cp == 0xFEFF and i == 0):  # a leading BOM is an encoding artefact
+                found.add("control:zero_width")
+            continue
+        if _TAG_LO <= cp <= _TAG_HI:
+            found.add("control:tag")
+            continue
+        if cp in _JOINERS:
+            before = out[-1] if out else ""
+            after = text[i + 1] if i + 1 < len(text) else ""
+            if before and after and _simple_letter(before) and _simple_letter(after):
+                found.add("control:zero_width")
+                continue
+        out.append(ch)
+    return "".join(out), tuple(f for f in CONTROL_FLAGS if f in found)
+
+
+def smuggled_text(text: str) -> str:
+    """The ASCII spelled by Unicode tag characters in ``text`` ("" when there are none).
+
+    U+E0020-U+E007E mirror printable ASCII; renderers show nothing, a model reads them.
+    """
+    if text.isascii():
+        return ""
+    return "".join(chr(ord(ch) - _TAG_LO) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
+
+
+# --- patterns ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Pack:
+    lang: str
+    regex: re.Pattern[str]
+    categories: tuple[str, ...]  # named group g{i} -> categories[i]
+
+
+def _literal(run: str) -> str:
+    from vouched.guard.packs import comparable
+
+    return _META.sub(r"\\\1", comparable(run))
+
+
+def _read(name: str) -> Mapping[str, Any]:
+    raw = resources.files("vouched.guard.injection_packs").joinpath(f"{name}.toml").read_text("utf-8")
+    try:
+        return tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:  # a packaging bug, not a user error
+        raise ConfigError(f"injection pack {name}.toml is not valid TOML: {exc}") from exc
+
+
+def _compile_pack(name: str, data: Mapping[str, Any]) -> _Pack | None:
+    whole = bool(data.get("pack", {}).get("whole_words", True))
+    groups: list[str] = []
+    cats: list[str] = []
+    for category, patterns in data.get("patterns", {}).items():
+        if category not in CATEGORIES:
+            raise ConfigError(f"injection pack {name}.toml: unknown category {category!r}; use one of {CATEGORIES}")
+        bodies = []
+        for src in patterns:
+            body = _NON_ASCII.sub(lambda m: _literal(m.group()), src)
+            try:
+                re.compile(body)
+            except re.error as exc:
+                raise ConfigError(f"injection pack {name}.toml [{category}]: invalid regex {src!r}: {exc}") from None
+            bodies.append(f"(?:{body})")
+        groups.append(f"(?P<g{len(cats)}>{'|'.join(bodies)})")
+        cats.append(category)
+    if not groups:
+        return None
+    body = "|".join(groups)
+    return _Pack(name, re.compile(f"{_START}(?:{body}){_END}" if whole else f"(?:{body})"), tuple(cats))
+
+
+@lru_cache(maxsize=1)
+def _packs() -> tuple[_Pack, ...]:
+    return tuple(p for p in (_compile_pack(n, _read(n)) for n in PACKS) if p is not None)
+
+
+def _forms(text: str) -> list[str]:
+    """The texts patterns run on: comparable form, and again with word-splitting joiners gone."""
+    from vouched.guard.packs import matching_text
+
+    forms = [matching_text(text)]
+    if "\u200c" in text or "\u200d" in text:
+        joined = matching_text(text.replace("\u200c", "").replace("\u200d", ""))
+        if joined != forms[0]:
+            forms.append(joined)
+    return forms
+
+
+def scan_injection(text: str) -> list[InjectionHit]:
+    """Instruction-like phrases in ``text``, one hit per (pack, category), in pack order.
+
+    Pure and deterministic. Runs every pack (see the module docstring) on the comparable
+    form of ``text`` after ``strip_controls``; tag-character smuggling is scanned as well.
+    """
+    clean, _ = strip_controls(text)
+    hidden = smuggled_text(text)
+    hits: dict[tuple[str, str], InjectionHit] = {}
+    for form in _forms(clean) + (_forms(hidden) if hidden else []):
+        for pack in _packs():
+            for m in pack.regex.finditer(form):
+                category = pack.categories[int(m.lastgroup[1:])]
+                hits.setdefault((pack.lang, category), InjectionHit(category, pack.lang, m.group(0), m.start()))
+    return list(hits.values())
+
+
+def injection_flags(hits: Iterable[InjectionHit]) -> tuple[str, ...]:
+    """``injection:<category>`` flags of ``hits``, in ``CATEGORIES`` order, no repeats."""
+    found = {h.category for h in hits}
+    return tuple(INJECTION_PREFIX + c for c in CATEGORIES if c in found)
+
+
+def inspect_text(text: str) -> tuple[str, tuple[str, ...]]:
+    """(``text`` with controls stripped, its flags: ``injection:*`` then ``control:*``)."""
+    clean, controls = strip_controls(text)
+    return clean, injection_flags(scan_injection(text)) + controls
+
+
+# --- the answer path -------------------------------------------------------------------------
+
+
+def is_flagged(flags: Iterable[str]) -> bool:
+    """True when ``flags`` hold an ``injection:*`` flag (control flags alone do not count:
+    the characters were removed, and the cleaned text was scanned)."""
+    return any(f.startswith(INJECTION_PREFIX) for f in flags)
+
+
+def _flags_of(item: Any) -> tuple[str, ...]:
+    if isinstance(item, (tuple, list, frozenset, set)):
+        return tuple(item)
+    flags = getattr(item, "flags", None)
+    if flags is None and hasattr(item, "chunk"):  # a retrieved Passage
+        flags = item.chunk.flags
+    return tuple(flags or ())
+
+
+def sole_flagged_evidence(passages: Iterable[Any]) -> bool:
+    """True when there is evidence and all of it is flagged as instruction-like.
+
+    ``passages``: ``Passage``s, ``Chunk``s, ``PromptSource``s (anything with ``.flags`` or
+    ``.chunk.flags``) or plain flag tuples. Called with the sources a sentence cites, True
+    means the sentence rests on flagged text alone and must be held; called with all the
+    sources of a prompt, True means the answer would, and the question should be refused.
+    An empty collection is not "flagged evidence" (it is no evidence: L2's business).
+    """
+    seen = False
+    for item in passages:
+        seen = True
+        if not is_flagged(_flags_of(item)):
+            return False
+    return seen

@@ -1,0 +1,1 @@
+"""Injection pattern packs (data only): one TOML file per language, plus common.toml."""
