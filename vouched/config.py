@@ -127,7 +127,7 @@ class GuardVerifySettings(_Section):
         default="hold",
         description="A sentence found contradicted or insufficient: 'hold' stops the stream with the held-back notice; 'drop' "
                     "leaves the sentence out and goes on; 'mark' releases it flagged as unverified.")
-    use_embedder: bool = Field(default=True, description="Sentence-level support from the configured embedder as well as words; false: words only.")
+    use_embedder: bool = Field(default=False, description="Add sentence-level embedding support (configured embedder) to word support. Off by default: only the words-only verifier has been tuned and measured (vouched bench verify).")
 
 
 class GuardSettings(_Section):
@@ -186,7 +186,7 @@ class TraceSettings(_Section):
 
 
 class CacheSettings(_Section):
-    enabled: bool = Field(default=True, description="Reuse a gate-passed answer for the same question (same tenant, language, corpus version and values); never for follow-ups or as_of questions.")
+    enabled: bool = Field(default=False, description="Reuse a gate-passed answer for a near-identical question (same tenant, language, corpus version and values); never for follow-ups or as_of questions. Off by default: with multilingual-e5-small, distinct questions reach 0.95 cosine ('What does Leila Navid do now?' vs 'Who is Leila Navid?': 0.9855).")
     threshold: float = Field(default=0.95, gt=0.0, le=1.0, description="Least cosine between question embeddings for a cached answer to be reused.")
     max_entries: int = Field(default=10_000, ge=1, description="Answers kept; the least recently used go first.")
     path: Path = Field(default=Path(".vouched/answer_cache.sqlite"), description="SQLite file of the semantic answer cache.")

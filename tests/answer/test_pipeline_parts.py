@@ -106,3 +106,45 @@ def test_empty_or_overlong_input_is_an_error_not_a_refusal(site_config, question
     with pytest.raises(InputError):
         a.ask(question)
     assert counting.counts["retriever"] == 0
+
+
+def test_semantic_cache_reuses_a_gate_passed_answer_within_tenant_and_version(site_config, tmp_path):
+    cfg = site_config.model_copy(update={"cache": site_config.cache.model_copy(
+        update={"enabled": True, "path": tmp_path / "cache.sqlite"})})
+    a, counting = make_assistant(cfg)
+    q = "Which database did the Tessera Health search run on?"
+    first = a.ask(q)
+    assert first.outcome == "answered" and a.last_trace.route == "retrieval"
+    again = a.ask(q)
+    assert a.last_trace.route == "cache" and again.sentences == first.sentences and again.sources == first.sources
+    assert a.pipeline.cache.metrics.hits.values()
+    # never across tenants, never for follow-ups or as_of questions
+    a.ask(q, tenant="someone-else")
+    assert a.last_trace.route != "cache"
+    a.ask(q, previous=("What did she build?", "A search engine."))
+    assert a.last_trace.route != "cache"
+    import datetime
+    a.ask(q, as_of=datetime.date(2025, 1, 1))
+    assert a.last_trace.route != "cache"
+    # L1 always runs first: a refused question never reaches the cache
+    assert a.ask("What are her day rates?").layer == "L1"
+
+
+@pytest.mark.parametrize("policy", ["hold", "drop", "mark"])
+def test_claim_verification_policy(site_config, policy):
+    """A model sentence whose cited source says the opposite (negation on one side only)."""
+    from tests.answer.test_pipeline import _scripted
+
+    cfg = site_config.model_copy(update={"guard": site_config.guard.model_copy(update={
+        "verify": site_config.guard.verify.model_copy(update={"enabled": True, "policy": policy})})})
+    a, provider = _scripted(cfg, ["The Tessera Health search did not run on PostgreSQL [1]. "])
+    ans = a.ask("Which database did the Tessera Health search run on?")
+    rules = [s["rule"] for s in a.last_trace.sentences]
+    if policy == "hold":
+        assert ans.outcome == "held" and ans.category == "verify" and not ans.sentences
+    elif policy == "drop":
+        assert not ans.sentences and rules == ["verify_dropped"] and not ans.sources
+    else:
+        assert ans.sentences and rules == ["verify_marked"]
+        events = list(a.stream("Which database did the Tessera Health search run on?"))
+        assert any(getattr(e, "unverified", False) for e in events)

@@ -139,3 +139,23 @@ def test_shared_scifact_checksums_and_counts(bench_dir):
     tests = [c for c in data.claims if c.split == "test"]
     assert sum(len(c.labels) for c in tests) == 209
     assert sum(len(c.cited - set(c.labels)) for c in tests) == 130
+
+
+def test_tuner_finds_a_separating_setting_and_agrees_with_decide():
+    from vouched.eval.bench_verify import tune
+    from vouched.guard.verify import analyse, decide
+
+    base = ["Metformin increases insulin sensitivity in elderly patients.",
+            "Aspirin lowers fever in children with influenza.",
+            "Statins reduce cholesterol in adults with diabetes."]
+    cases = []
+    for s in base:
+        cases.append((s, s + " Other findings were minor.", "supported"))
+        cases.append((s, s.replace(" increases", " does not increase").replace(" lowers", " does not lower")
+                      .replace(" reduce", " do not reduce") + " Other findings were minor.", "contradicted"))
+        cases.append((s, "The committee met in Geneva to discuss fishing quotas. Boats were counted.", "insufficient"))
+    feats = [analyse(c, [p], lang="en") for c, p, _ in cases]
+    gold = [g for *_, g in cases]
+    best, b = tune(feats, gold, lexical_only=True)
+    assert b == 1.0
+    assert [decide(f, best).verdict for f in feats] == gold

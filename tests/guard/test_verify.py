@@ -82,6 +82,18 @@ CASES = {
            "متفورمین حساسیت به انسولین را در بیماران سالمند افزایش می‌دهد.",
            "متفورمین حساسیت به انسولین را در بیماران سالمند افزایش نمی‌دهد.",
            "متفورمین حساسیت به انسولین را در بیماران سالمند کاهش می‌دهد."),
+    "ru": ("Метформин увеличивает чувствительность к инсулину у пожилых пациентов.",
+           "Метформин увеличивает чувствительность к инсулину у пожилых пациентов.",
+           "Метформин не увеличивает чувствительность к инсулину у пожилых пациентов.",
+           "Метформин снижает чувствительность к инсулину у пожилых пациентов."),
+    "ar": ("الميتفورمين يزيد حساسية الأنسولين لدى المرضى المسنين.",
+           "الميتفورمين يزيد حساسية الأنسولين لدى المرضى المسنين.",
+           "الميتفورمين لا يزيد حساسية الأنسولين لدى المرضى المسنين.",
+           "الميتفورمين يقلل حساسية الأنسولين لدى المرضى المسنين."),
+    "hi": ("मेटफॉर्मिन बुजुर्ग रोगियों में इंसुलिन संवेदनशीलता बढ़ाता है।",
+           "मेटफॉर्मिन बुजुर्ग रोगियों में इंसुलिन संवेदनशीलता बढ़ाता है।",
+           "मेटफॉर्मिन बुजुर्ग रोगियों में इंसुलिन संवेदनशीलता नहीं बढ़ाता है।",
+           "मेटफॉर्मिन बुजुर्ग रोगियों में इंसुलिन संवेदनशीलता घटाता है।"),
 }
 
 
@@ -191,6 +203,13 @@ def test_cross_language_cues_with_an_embedder():
     assert verify_claim("La metformina aumenta la sensibilidad a la insulina.", [passage], embedder=emb,
                         lang="es").verdict == "supported"
     assert verify_claim("El fármaco aumenta la sensibilidad.", [passage], lang="es").verdict == "insufficient"
+
+
+def test_persian_claim_over_english_source_reads_each_side_with_its_own_list():
+    emb = _FixedEmbedder()
+    v = verify_claim("متفورمین حساسیت به انسولین را کاهش می‌دهد.", ["Metformin increases insulin sensitivity."],
+                     embedder=emb)
+    assert v.verdict == "contradicted" and v.cues == ("opposite:direction",)
 
 
 def test_embedder_sees_only_claim_and_cited_sentences_with_ascii_digits():

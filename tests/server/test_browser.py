@@ -2,7 +2,8 @@
 
 One short page session: ask an English question and watch its sentences arrive one by one
 (a scripted model streams them slowly), see the cited sources under the answer; then ask a
-Persian fee question and see the fixed refusal laid out right-to-left. A screenshot is saved
+Persian fee question and see the fixed refusal laid out right-to-left; then a two-part
+question whose second part the sources do not cover, and see the "not covered" line. A screenshot is saved
 to tests/server/artifacts/chat.png.
 
 Needs /usr/bin/chromium (`apt-get install -y --no-install-recommends chromium fonts-dejavu-core`);
@@ -116,6 +117,7 @@ STATE = """(() => {
     refusal: b.querySelector('.refusal') && b.querySelector('.refusal').textContent,
     refusalDir: b.querySelector('.refusal') && getComputedStyle(b.querySelector('.refusal')).direction,
     articleDir: getComputedStyle(b).direction,
+    uncovered: [...b.querySelectorAll('.notice-uncovered')].map(n => n.textContent),
   }));
 })()"""
 
@@ -170,6 +172,18 @@ def test_chat_page_streams_sentences_shows_sources_and_lays_out_persian_rtl(site
             assert fa["refusal"] and fa["sentences"] == [] and fa["sources"] == []
             assert fa["refusalDir"] == "rtl" and fa["articleDir"] == "rtl"
             assert page.js("document.activeElement.id") == "question"  # focus stays for the next question
+
+            # 3. A partial answer: the covered part answered, then the "not covered" line
+            page.call("Input.insertText",
+                      text="Which database did the Tessera Health search run on and who won the 2018 World Cup?")
+            page.press_enter()
+            page.wait("document.querySelectorAll('#log article.msg.bot').length === 3 && "
+                      "document.querySelectorAll('#log article.msg.bot')[2].getAttribute('aria-busy') === 'false'",
+                      timeout=30)
+            part = page.js(STATE)[2]
+            assert len(part["sentences"]) == 3 and part["sources"]
+            assert len(part["uncovered"]) == 1 and "The sources don't cover this part of the question" in part["uncovered"][0]
+            assert "2018 World Cup" in part["uncovered"][0]
 
             ARTIFACTS.mkdir(exist_ok=True)
             shot = page.call("Page.captureScreenshot", format="png")

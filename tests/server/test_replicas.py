@@ -10,7 +10,6 @@ ADMIT calls however the requests interleave.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -35,6 +35,7 @@ class CitedSource:
 class SentenceEvent:
     text: str
     sources: tuple[int, ...]
+    unverified: bool = False  # released under guard.verify.policy = "mark"
     type: Literal["sentence"] = "sentence"
 
 

@@ -22,6 +22,7 @@ from typing import AsyncIterator, Callable, Sequence
 from vouched.answer.events import (
     CitedSource, DoneEvent, Event, NoticeEvent, RefusalEvent, SentenceEvent, Usage,
 )
+from vouched.answer.cache import cacheable as cache_answer_parts
 from vouched.answer.extractive import ExtractiveGenerator, stream_of
 from vouched.answer.records import record_sentences, record_sources, select_records
 from vouched.config import Config
@@ -105,6 +106,12 @@ class Pipeline:
         s = config.subject
         self.subject_names = tuple(n for n in (s.name, *s.aliases) if n)
         self.last_trace: TraceRecord | None = None
+        self.cache = None
+        if config.cache.enabled:
+            from vouched.answer.cache import SemanticCache
+            from vouched.spend.metrics import CacheMetrics
+
+            self.cache = SemanticCache.from_config(config, CacheMetrics())
 
     # -- helpers ---------------------------------------------------------------------------
     def text(self, key: str, lang: str) -> str:
@@ -284,9 +291,7 @@ class Pipeline:
             for i, p in enumerate(passages, 1)
         ]
         asked = " ".join(covered)
-        budget = source_budget(cfg.answer.context_tokens, asked, cfg.answer.max_output_tokens)
-        sources = fit_sources([passage_source(p, i) for i, p in enumerate(passages, 1)], budget)
-        trace.source_ids = [s.id for s in sources]
+        sources, _conflicts = self._context(passages, asked, as_of, trace)
         done: DoneEvent | None = None
         async for e in self._generate(trace, asked, previous, sources, lang):
             if isinstance(e, DoneEvent):
@@ -371,11 +376,60 @@ class Pipeline:
                 yield e
             return
 
-        budget = source_budget(cfg.answer.context_tokens, question, cfg.answer.max_output_tokens)
-        sources = fit_sources([passage_source(p, i) for i, p in enumerate(passages, 1)], budget)
-        trace.source_ids = [s.id for s in sources]
+        cache_key = None
+        if self.cache is not None and previous is None and as_of is None and best.corpus_version:
+            embedder = self._embedder_factory()
+            vector = await asyncio.to_thread(lambda: embedder.embed_queries([question])[0])
+            cache_key = dict(question=question, tenant=filters.tenant, lang=lang, corpus_version=best.corpus_version,
+                             model=getattr(embedder, "model_id", ""))
+            hit = await asyncio.to_thread(self.cache.lookup, vector, **cache_key)
+            if hit is not None:
+                trace.route, trace.outcome = "cache", "answered"
+                trace.source_ids = [s.id for s in hit.sources]
+                trace.warnings.append(f"semantic cache hit: cosine {hit.similarity:.4f} to {hit.question!r}")
+                for sentence in hit.sentences:
+                    yield sentence
+                yield DoneEvent(outcome="answered", sources=hit.sources, trace_id=trace.id, lang=lang)
+                return
+        sources, conflicts = self._context(passages, question, as_of, trace)
+        events: list[Event] = []
         async for e in self._generate(trace, question, previous, sources, lang):
+            if isinstance(e, DoneEvent) and conflicts:
+                involved = {x for c in conflicts for x in (c.a, c.b)}
+                cited = [s for s in e.sources if s.id in involved]
+                if cited:
+                    docs = "; ".join(dict.fromkeys(f"{s.title or s.doc_id}" + (f" ({s.date})" if s.date else "") for s in cited))
+                    notice = NoticeEvent(kind="conflict", text=self.text("notice.conflict", lang).replace("{docs}", docs))
+                    events.append(notice)
+                    yield notice
+            events.append(e)
             yield e
+        if cache_key is not None:
+            got = cache_answer_parts(events)
+            if got is not None:
+                await asyncio.to_thread(self.cache.put, vector, sentences=got[0], sources=got[1], **cache_key)
+
+    def _context(self, passages, question: str, as_of, trace: TraceRecord):
+        """Numbered sources: merged, within budget, conflicts flagged; ordered for the generator.
+
+        For a model the assembled order ("lost in the middle": best first, second best last,
+        documents by authority and date between); the extractive generator ranks sentences
+        partly by source rank, so it gets the same sources in relevance order.
+        """
+        from vouched.answer.context import assemble_context
+
+        cfg = self.config
+        budget = source_budget(cfg.answer.context_tokens, question, cfg.answer.max_output_tokens)
+        ctx = assemble_context(passages, max_sources=cfg.retrieval.top_k, budget_tokens=budget,
+                               as_of=as_of or date.today())
+        ordered = list(ctx.sources)
+        if cfg.answer.provider == "extractive" or self._provider_factory is None:
+            ordered.sort(key=lambda s: s.rank)
+        sources = fit_sources([s.prompt_source(i) for i, s in enumerate(ordered, 1)], budget)
+        trace.source_ids = [s.id for s in sources]
+        for c in ctx.conflicts:
+            trace.warnings.append(f"conflict ({c.reason}): {c.a} {list(c.only_a)} vs {c.b} {list(c.only_b)}")
+        return sources, ctx.conflicts
 
     async def _generate(self, trace, question, previous, sources, lang) -> AsyncIterator[Event]:
         cfg = self.config
@@ -494,18 +548,33 @@ class Pipeline:
         verdict = pii_verdict(v.released, {s.number: s.text for s in cited}, public, pii.private_values, lang)
         if verdict is not None:
             return v._replace(ok=False, rule="pii", value=f"{verdict.kind}: {verdict.value} ({verdict.reason})", released="")
+        vs = self.config.guard.verify
+        if vs.enabled and v.released:
+            from vouched.guard.verify import verify_claim
+
+            embedder = self._embedder_factory() if vs.use_embedder else None
+            check = verify_claim(v.released, [s.text for s in cited], embedder=embedder, lang=lang)
+            if check.verdict != "supported":
+                value = f"{check.verdict}: {check.reason}"
+                if vs.policy == "hold":
+                    return v._replace(ok=False, rule="verify", value=value, released="")
+                if vs.policy == "drop":
+                    return v._replace(rule="verify_dropped", value=value, released="")
+                return v._replace(rule="verify_marked", value=value)
         return v
 
     @staticmethod
     def _verdict(trace: TraceRecord, v, cited: list[int]):
         trace.sentences.append({"text": v.sentence, "ok": v.ok, "rule": v.rule, "value": v.value, "cited": list(v.cited)})
         if v.ok:
+            if v.rule == "verify_dropped":  # left out by the verifier's "drop" policy
+                return None, None
             for n in v.cited:
                 if n not in cited:
                     cited.append(n)
             if not v.released.strip():
                 return None, None
-            return SentenceEvent(text=v.released, sources=tuple(v.cited)), None
+            return SentenceEvent(text=v.released, sources=tuple(v.cited), unverified=v.rule == "verify_marked"), None
         if v.rule == "no_answer":
             return None, ("no_answer", v.rule, v.value)
         return None, ("held", v.rule, v.value)

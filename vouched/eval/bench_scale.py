@@ -365,6 +365,9 @@ def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out
             prog.update(task, description=f"{b} at {size_label(n)} chunks")
             r = run_child(b, n, queries, work, bench_dir, timeout)
             results.append(r)
+            # after every run, so a long bench stopped half-way keeps what it measured
+            with (out_dir / "partial.jsonl").open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(r) + "\n")
             for p in work.glob(f"{b}-{size_label(n)}.sqlite*"):  # keep disk for the next, larger run
                 p.unlink()
             prog.advance(task)

@@ -30,7 +30,8 @@ class Services:
         self._limiter = limiter if limiter is not None else _UNSET
         if assistant is not None:
             self._observe(assistant)
-        for part in (spend, limiter, getattr(assistant, "pipeline", None) and assistant.pipeline.spend):
+        for part in (spend, limiter, getattr(assistant, "pipeline", None) and assistant.pipeline.spend,
+                     getattr(assistant, "pipeline", None) and assistant.pipeline.cache):
             metrics.attach(getattr(part, "metrics", None))
 
     # -- wiring ----------------------------------------------------------------------------
@@ -67,6 +68,7 @@ class Services:
 
             self._assistant = Assistant(self.config, spend=self.spend,
                                         trace_sink=chain_sinks(self.metrics.observe_trace, trace_sink_for(self.config)))
+            self.metrics.attach(getattr(self._assistant.pipeline.cache, "metrics", None))
         return self._assistant
 
     def _observe(self, assistant: Assistant) -> None:

@@ -40,10 +40,8 @@ queries (recall@50 0.974), enough to move fused top-10s. The exact scan costs mo
 
 from __future__ import annotations
 
-import json
 import os
 import threading
-import unicodedata
 from collections import Counter
 from dataclasses import asdict
 from datetime import date, datetime, timezone
@@ -53,44 +51,13 @@ import numpy as np
 
 from vouched.errors import StoreError
 from vouched.store.base import CorpusVersion, corpus_hash, superseded_from
+from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any
 from vouched.text import analyze
 from vouched.types import Chunk, Record, SearchFilters
 
 BM25_K1 = 1.2  # FTS5's constants, so both backends rank keyword candidates alike
 BM25_B = 0.75
 DSN_ENV = "VOUCHED_PG_DSN"
-
-# Append-only: a deployed database has applied a prefix of these; never edit one, add the next.
-MIGRATIONS: tuple[tuple[int, str, str], ...] = (
-    (1, "initial", """
-CREATE TABLE corpus_versions (
-  id BIGSERIAL PRIMARY KEY, hash TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT NOT NULL DEFAULT '',
-  embedding_model TEXT NOT NULL DEFAULT '', dim INTEGER NOT NULL DEFAULT 0,
-  chunk_count INTEGER NOT NULL DEFAULT 0, record_count INTEGER NOT NULL DEFAULT 0,
-  total_terms BIGINT NOT NULL DEFAULT 0);
-CREATE TABLE store_state (id BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (id), current_version BIGINT);
-INSERT INTO store_state (id, current_version) VALUES (TRUE, NULL);
-CREATE TABLE chunks (
-  rowid BIGSERIAL PRIMARY KEY, version_id BIGINT NOT NULL, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL,
-  text TEXT NOT NULL, title TEXT NOT NULL, section TEXT NOT NULL, overlap TEXT NOT NULL,
-  doc_version TEXT NOT NULL, page INTEGER, position INTEGER NOT NULL, source TEXT NOT NULL, url TEXT,
-  lang TEXT NOT NULL, tenant TEXT NOT NULL, updated_at DATE, effective_from DATE, effective_to DATE,
-  supersedes TEXT, superseded_from DATE, authority INTEGER NOT NULL, draft BOOLEAN NOT NULL,
-  flags JSONB NOT NULL, terms TEXT[] NOT NULL, lexemes TEXT[] NOT NULL, n_terms INTEGER NOT NULL,
-  tsv TSVECTOR GENERATED ALWAYS AS (array_to_tsvector(lexemes)) STORED,
-  vec vector);
-CREATE UNIQUE INDEX chunks_id ON chunks (version_id, tenant, chunk_id);
-CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
-CREATE TABLE postings (version_id BIGINT NOT NULL, term TEXT NOT NULL, chunk_row BIGINT NOT NULL, tf INTEGER NOT NULL,
-  PRIMARY KEY (version_id, term, chunk_row));
-CREATE TABLE term_df (version_id BIGINT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
-  PRIMARY KEY (version_id, term));
-CREATE TABLE records (
-  version_id BIGINT NOT NULL, record_id TEXT NOT NULL, tenant TEXT NOT NULL, body JSONB NOT NULL,
-  PRIMARY KEY (version_id, tenant, record_id));
-"""),
-)
-SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _CHUNK_COLS = (
     "chunk_id, doc_id, text, title, section, overlap, doc_version, page, position, source, url, lang, tenant, "
@@ -101,38 +68,6 @@ _COPY_COLS = (
     "tenant, updated_at, effective_from, effective_to, supersedes, superseded_from, authority, draft, flags, terms, "
     "lexemes, n_terms, vec"
 )
-
-
-_LATIN_MARKS = range(0x300, 0x370)
-
-
-def fts_tokens(term: str) -> list[str]:
-    """An analysed term as FTS5's `unicode61 remove_diacritics 2` tokenizer (SQLiteStore) sees it.
-
-    Split on characters outside letters, numbers, marks and private use; lower-cased; the
-    combining diacritics of Latin letters removed ("água" → "agua"), other scripts' marks kept
-    (Devanagari vowel signs, Arabic harakat). Indexing these tokens makes both backends find
-    the same candidates. Known difference: a term FTS5 splits in two ("3.5") is a phrase query
-    there and any of its parts here.
-    """
-    out, cur = [], []
-    for ch in unicodedata.normalize("NFD", term.lower()):
-        cat = unicodedata.category(ch)
-        if cat[0] in "LN" or cat == "Co" or cat[0] == "M":
-            if ord(ch) in _LATIN_MARKS and cur and cur[-1] < "\u0250":
-                continue
-            cur.append(ch)
-        elif cur:
-            out.append(unicodedata.normalize("NFC", "".join(cur)))
-            cur = []
-    if cur:
-        out.append(unicodedata.normalize("NFC", "".join(cur)))
-    return out
-
-
-def tsquery_any(terms: Sequence[str]) -> str:
-    """A tsquery text matching any of the terms as exact lexemes (quoted: no parser, no stemming)."""
-    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
 def _vec_text(v: np.ndarray) -> str:

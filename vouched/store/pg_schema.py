@@ -1,0 +1,79 @@
+"""PostgreSQL store: its versioned schema and the pure text helpers its keyword index uses.
+
+Kept apart from `vouched.store.postgres` so the migrations read as one list and the
+tokenising functions can be tested without a server.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Sequence
+
+# Append-only: a deployed database has applied a prefix of these; never edit one, add the next.
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "initial", """
+CREATE TABLE corpus_versions (
+  id BIGSERIAL PRIMARY KEY, hash TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT NOT NULL DEFAULT '',
+  embedding_model TEXT NOT NULL DEFAULT '', dim INTEGER NOT NULL DEFAULT 0,
+  chunk_count INTEGER NOT NULL DEFAULT 0, record_count INTEGER NOT NULL DEFAULT 0,
+  total_terms BIGINT NOT NULL DEFAULT 0);
+CREATE TABLE store_state (id BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (id), current_version BIGINT);
+INSERT INTO store_state (id, current_version) VALUES (TRUE, NULL);
+CREATE TABLE chunks (
+  rowid BIGSERIAL PRIMARY KEY, version_id BIGINT NOT NULL, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL,
+  text TEXT NOT NULL, title TEXT NOT NULL, section TEXT NOT NULL, overlap TEXT NOT NULL,
+  doc_version TEXT NOT NULL, page INTEGER, position INTEGER NOT NULL, source TEXT NOT NULL, url TEXT,
+  lang TEXT NOT NULL, tenant TEXT NOT NULL, updated_at DATE, effective_from DATE, effective_to DATE,
+  supersedes TEXT, superseded_from DATE, authority INTEGER NOT NULL, draft BOOLEAN NOT NULL,
+  flags JSONB NOT NULL, terms TEXT[] NOT NULL, lexemes TEXT[] NOT NULL, n_terms INTEGER NOT NULL,
+  tsv TSVECTOR GENERATED ALWAYS AS (array_to_tsvector(lexemes)) STORED,
+  vec vector);
+CREATE UNIQUE INDEX chunks_id ON chunks (version_id, tenant, chunk_id);
+CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
+CREATE TABLE postings (version_id BIGINT NOT NULL, term TEXT NOT NULL, chunk_row BIGINT NOT NULL, tf INTEGER NOT NULL,
+  PRIMARY KEY (version_id, term, chunk_row));
+CREATE TABLE term_df (version_id BIGINT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
+  PRIMARY KEY (version_id, term));
+CREATE TABLE records (
+  version_id BIGINT NOT NULL, record_id TEXT NOT NULL, tenant TEXT NOT NULL, body JSONB NOT NULL,
+  PRIMARY KEY (version_id, tenant, record_id));
+"""),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+_LATIN_MARKS = range(0x300, 0x370)
+
+
+def fts_tokens(term: str) -> list[str]:
+    """An analysed term as FTS5's `unicode61 remove_diacritics 2` tokenizer (SQLiteStore) sees it.
+
+    Split on characters outside letters, numbers, marks and private use; lower-cased; a
+    Latin letter with diacritics becomes its base letter ("água" → "agua"), other scripts'
+    marks are kept (Devanagari vowel signs, Arabic harakat, Cyrillic ё). Indexing these
+    tokens makes both backends find the same candidates (tests/store/test_pg_schema.py
+    checks this against FTS5 itself). Known difference: a term FTS5 splits in two ("3.5")
+    is a phrase query there and any of its parts here.
+    """
+    out, cur = [], []
+    for ch in term.lower():
+        cat = unicodedata.category(ch)
+        if not (cat[0] in "LNM" or cat == "Co"):
+            if cur:
+                out.append("".join(cur))
+                cur = []
+            continue
+        if ord(ch) in _LATIN_MARKS:  # a combining diacritic is dropped, wherever it stands
+            continue
+        if ord(ch) >= 0xC0:
+            d = unicodedata.normalize("NFD", ch)
+            if len(d) > 1 and d[0] < "\u0250" and all(ord(x) in _LATIN_MARKS for x in d[1:]):
+                ch = d[0]
+        cur.append(ch)
+    if cur:
+        out.append("".join(cur))
+    return out  # (FTS5 also counts a token made of diacritics alone, as an empty one; we drop it)
+
+
+def tsquery_any(terms: Sequence[str]) -> str:
+    """A tsquery text matching any of the terms as exact lexemes (quoted: no parser, no stemming)."""
+    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
