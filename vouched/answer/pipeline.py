@@ -324,6 +324,15 @@ class Pipeline:
     def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
         return self._retriever_factory().search(query, filters=filters, query_lang=lang)
 
+    def _run_texts(self, question: str, previous: Previous | None) -> dict[str, str]:
+        from vouched.guard.route import is_ordinal, resolve_ordinal
+
+        if previous is None:
+            return {"question": question}
+        item = resolve_ordinal(question, previous.answer)
+        return scoring_queries(question, previous.question, previous.answer, item,
+                               item is not None or is_ordinal(question))
+
     def score_evidence(self, question: str, previous: Previous | None, lang: str, filters: SearchFilters):
         """L2's input: the runs a question is scored as, each searched, and the decision.
 
@@ -352,6 +361,9 @@ class Pipeline:
         # concurrent streams in the service do not wait on each other.
         decision, results = await asyncio.to_thread(self.score_evidence, question, previous, lang, filters)
         trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
+        # What the extractive generator looks for: the run that carried the evidence (for a
+        # follow-up, the question joined to its context; for "the third one", that item).
+        plan_question = self._run_texts(question, previous).get(decision.run, question)
         for r in results.values():
             trace.warnings.extend(r.warnings)
         trace.threshold, trace.evidence, trace.evidence_run = decision.threshold, decision.evidence, decision.run
@@ -393,7 +405,7 @@ class Pipeline:
                 return
         sources, conflicts = self._context(passages, question, as_of, trace)
         events: list[Event] = []
-        async for e in self._generate(trace, question, previous, sources, lang):
+        async for e in self._generate(trace, question, previous, sources, lang, plan_question=plan_question):
             if isinstance(e, DoneEvent) and conflicts:
                 involved = {x for c in conflicts for x in (c.a, c.b)}
                 cited = [s for s in e.sources if s.id in involved]
@@ -431,12 +443,13 @@ class Pipeline:
             trace.warnings.append(f"conflict ({c.reason}): {c.a} {list(c.only_a)} vs {c.b} {list(c.only_b)}")
         return sources, ctx.conflicts
 
-    async def _generate(self, trace, question, previous, sources, lang) -> AsyncIterator[Event]:
+    async def _generate(self, trace, question, previous, sources, lang, *, plan_question: str | None = None
+                        ) -> AsyncIterator[Event]:
         cfg = self.config
         if cfg.answer.provider == "extractive" or self._provider_factory is None:
             gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences)
             t = time.perf_counter()
-            sentences = await asyncio.to_thread(gen.plan, question, sources, lang)
+            sentences = await asyncio.to_thread(gen.plan, plan_question or question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
             async for e in self._gated(trace, stream_of(sentences), sources, lang, outcome="answered", prompt_bytes=0):
                 yield e

@@ -39,15 +39,20 @@ def scoring_queries(
 ) -> dict[str, str]:
     """The texts a question is scored as: as phrased, and for a follow-up joined to context.
 
-    An ordinal follow-up ("the second one") is joined to the item it points to when that
-    could be read unambiguously from the previous answer; otherwise to the start of the
-    previous answer. Any other follow-up is joined to the previous question.
+    An ordinal follow-up ("the second one") is scored as the item it points to when that
+    could be read unambiguously from the previous answer; otherwise joined to the start of
+    the previous answer. Any other follow-up is joined to the previous question.
     """
     runs = {"question": question}
     if is_ordinal:
-        context = ordinal_item or (previous_answer or "")[:PREVIOUS_ANSWER_CHARS]
-        if context.strip():
-            runs["ordinal" if ordinal_item else "joined"] = f"{question} {context}".strip()
+        if ordinal_item and ordinal_item.strip():
+            # "the third one" names that item and nothing else: the item is the query (the
+            # bare "and the third one?" would only dilute it).
+            runs["ordinal"] = ordinal_item.strip()
+        else:
+            context = (previous_answer or "")[:PREVIOUS_ANSWER_CHARS]
+            if context.strip():
+                runs["joined"] = f"{question} {context}".strip()
     elif previous_question:
         runs["joined"] = f"{previous_question} {question}".strip()
     return runs

@@ -4,23 +4,21 @@ Layout (schema `vouched` by default, created by versioned migrations recorded in
 `schema_migrations`): `chunks` holds every chunk of every live corpus version with its
 metadata, its analysed keyword terms (`terms text[]`, repeats kept) and a pgvector `vec`;
 `postings` holds each (term, chunk) count and `term_df` each version's document
-frequencies, for BM25; `store_state` holds
-the `current` pointer. A version is written in ONE transaction that also moves the pointer
+frequencies, for BM25; `store_state` holds the `current` pointer. A version is written in ONE transaction that also moves the pointer
 and drops versions beyond `keep_versions`, so readers always see exactly one complete
 version and a killed ingest leaves the previous one serving.
 
 Keyword search. The SQLite store indexes OUR analysed terms (vouched.text.analyze:
 normalised, stop-worded, stemmed per language, Chinese as bigrams), and so does this one:
-`tsv = array_to_tsvector(terms)` with a GIN index, queried with a tsquery OR-ing the
-query's analysed terms as quoted lexemes. That is the `simple` configuration taken one step
-further — no parser runs at all, so a stored lexeme is exactly the term `analyze` produced
-(the `simple` parser would still re-split CJK bigrams, hyphens and apostrophes). The
-per-language PostgreSQL configs (`english`, `spanish`, ...) are not used: they stem
-differently from our Snowball + stop lists, know no Persian, Hindi or Chinese, and query-side
-coverage (L2) is counted against `get_terms` — index and query must agree in every language.
-The lexemes are the stored terms as FTS5's tokenizer would cut them (`fts_tokens`: Latin
-diacritics folded, punctuation splits), so both backends match the same chunks; `terms`
-keeps the unfolded list that `get_terms` returns.
+`tsv = array_to_tsvector(lexemes)` with a GIN index, where `lexemes` are those terms as
+FTS5's tokenizer cuts them (`fts_tokens`: Latin diacritics folded, punctuation splits), and
+the query is a tsquery OR-ing the query's analysed terms, cut the same way, as quoted
+lexemes. That is the `simple` configuration taken one step further: no PostgreSQL parser
+runs at all (`simple` would still re-split CJK bigrams and differ from FTS5 on marks), so
+both backends match the same chunks in every language. The per-language configs
+(`english`, `spanish`, ...) are not used: they stem differently from our Snowball + stop
+lists, know no Persian, Hindi or Chinese, and L2 coverage is counted against `get_terms`
+(the unfolded `terms`) — index and query must agree in every language.
 
 Scores. The retriever uses keyword scores for ORDER only (RRF takes ranks; the bounded L2
 score is coverage from `get_terms`), so any "higher is better" score would do. We compute
