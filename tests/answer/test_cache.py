@@ -239,7 +239,7 @@ def test_config_defaults_and_from_config(tmp_path):
     c = SemanticCache.from_config(cfg, metrics=CacheMetrics())
     assert (c.threshold, c.max_entries, c.path) == (0.9, 5, tmp_path / "c.sqlite")
     d = load_config().cache
-    assert (d.enabled, d.threshold, d.max_entries) == (True, 0.95, 10_000)
+    assert (d.enabled, d.threshold, d.max_entries) == (False, 0.95, 10_000)
     with pytest.raises(Exception):
         load_config(None, cache={"treshold": 0.9})
 
