@@ -51,9 +51,17 @@ class Engine:
 
     @cached_property
     def retriever(self) -> HybridRetriever:
+        cross_encoder = None
+        path = self.config.retrieval.rerank.cross_encoder_path
+        if self.config.retrieval.rerank.enabled and path is not None:
+            from vouched.retrieve.rerank import OnnxCrossEncoder
+
+            # resolved against the config's folder, like every other path in vouched.toml
+            cross_encoder = OnnxCrossEncoder(self.config.resolve(path))
         return HybridRetriever(
             self.store, self.embedder, self.config.retrieval,
             languages=tuple(self.config.languages), default_language=self.config.default_language,
+            cross_encoder=cross_encoder,
         )
 
     def ingest(
