@@ -158,10 +158,18 @@ def unsupported_language(question: str, served: Sequence[str], *, min_words: int
         return None
     from vouched.text import detect_language
 
-    # Among every language vouched knows in that script: is the best one unserved?
+    # Among every language vouched knows in that script: is the best one unserved? Names
+    # fool the detector ("What article of the Grundgesetz grants …" reads as German), so
+    # the function words must agree: more of the unserved language's stop words than of
+    # any served language's.
     found = detect_language(question, langs, default="")
     if found and found not in served_set:
-        return found
+        from vouched.text import stopwords, words
+
+        tokens = words(question)
+        hits = {lang: sum(t in stopwords(lang) for t in tokens) for lang in langs}
+        if hits[found] > max((hits[lang] for lang in langs if lang in served_set), default=0):
+            return found
     return None
 
 
