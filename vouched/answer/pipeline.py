@@ -126,11 +126,13 @@ class Pipeline:
             return lang
         return detect_language(question, tuple(self.config.languages), self.config.default_language)
 
-    def _refuse(self, trace: TraceRecord, layer: str | None, category: str, lang: str, key: str) -> list[Event]:
+    def _refuse(self, trace: TraceRecord, layer: str | None, category: str, lang: str, key: str,
+                usage: Usage | None = None) -> list[Event]:
         trace.layer, trace.category, trace.outcome = layer, category, "refused"
         return [
             RefusalEvent(layer=layer or "", category=category, text=self.text(key, lang)),
-            DoneEvent(outcome="refused", sources=(), trace_id=trace.id, layer=layer, category=category, lang=lang),
+            DoneEvent(outcome="refused", sources=(), trace_id=trace.id, layer=layer, category=category, lang=lang,
+                      usage=usage or Usage()),
         ]
 
     def _finish(self, trace: TraceRecord, t0: float) -> None:
@@ -525,7 +527,8 @@ class Pipeline:
         done_sources = tuple(_cited_source(by_number[n]) for n in cited if n in by_number)
         usage_ev = Usage(trace.usage.get("input_tokens"), trace.usage.get("output_tokens"), stream.provider, stream.model)
         if stop and stop[0] == "no_answer" and released == 0:
-            for e in self._refuse(trace, None, "no_answer", lang, "refusal.no_evidence"):
+            # the model's own NO_ANSWER: the refusal carries what the call used
+            for e in self._refuse(trace, None, "no_answer", lang, "refusal.no_evidence", usage=usage_ev):
                 yield e
             return
         if stop and stop[0] == "held":
