@@ -15,10 +15,11 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from datetime import date
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from vouched.errors import StoreError
 from vouched.types import Chunk, Record, SearchFilters
 
 
@@ -107,3 +108,44 @@ def superseded_from(chunks: Sequence[Chunk]) -> dict[tuple[str, str], date]:
             key = (c.tenant, c.supersedes)
             out[key] = min(out.get(key, date.max), start)
     return out
+
+
+class _WritesVersions(Protocol):
+    def _write_version(self, buffer: "VersionBuffer") -> CorpusVersion: ...
+
+
+class VersionBuffer:
+    """Collects a corpus version in memory; on a clean exit the store writes it and switches to
+    it in one transaction (``store._write_version(self)``). Shared by the SQLite and PostgreSQL stores."""
+
+    def __init__(self, store: "_WritesVersions", note: str, embedding_model: str, dim: int,
+                 progress: Callable[[int], None] | None) -> None:
+        self._store, self._note, self._model, self._dim, self._progress = store, note, embedding_model, dim, progress
+        self._chunks: list[Chunk] = []
+        self._vectors: list[np.ndarray] = []
+        self._records: list[Record] = []
+        self.version: CorpusVersion | None = None
+
+    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
+        if vectors is not None and len(vectors) != len(chunks):
+            raise StoreError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        if vectors is not None and len(chunks):
+            if vectors.ndim != 2 or (self._dim and vectors.shape[1] != self._dim):
+                raise StoreError(f"vectors must have shape (n, {self._dim or 'dim'}), got {vectors.shape}")
+            self._dim = self._dim or vectors.shape[1]
+        self._chunks.extend(chunks)
+        if vectors is not None:
+            self._vectors.append(np.asarray(vectors, dtype=np.float32))
+        elif chunks:
+            self._vectors.append(np.full((len(chunks), 0), np.nan, dtype=np.float32))
+
+    def add_records(self, records: Sequence[Record]) -> None:
+        self._records.extend(records)
+
+    def __enter__(self) -> "VersionBuffer":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.version = self._store._write_version(self)
+

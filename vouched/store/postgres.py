@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store.base import CorpusVersion, corpus_hash, superseded_from
+from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, superseded_from
 from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any
 from vouched.text import analyze
 from vouched.types import Chunk, Record, SearchFilters
@@ -81,41 +81,6 @@ def _row_to_chunk(r: tuple) -> Chunk:
         effective_from=eff_from, effective_to=eff_to, supersedes=supersedes, authority=authority, draft=bool(draft),
         flags=tuple(flags),
     )
-
-
-class _Writer:
-    """Collects a corpus version; writes it and switches to it in one transaction on exit."""
-
-    def __init__(self, store: "PostgresStore", note: str, embedding_model: str, dim: int,
-                 progress: Callable[[int], None] | None) -> None:
-        self._store, self._note, self._model, self._dim, self._progress = store, note, embedding_model, dim, progress
-        self._chunks: list[Chunk] = []
-        self._vectors: list[np.ndarray] = []
-        self._records: list[Record] = []
-        self.version: CorpusVersion | None = None
-
-    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
-        if vectors is not None and len(vectors) != len(chunks):
-            raise StoreError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        if vectors is not None and len(chunks):
-            if vectors.ndim != 2 or (self._dim and vectors.shape[1] != self._dim):
-                raise StoreError(f"vectors must have shape (n, {self._dim or 'dim'}), got {vectors.shape}")
-            self._dim = self._dim or vectors.shape[1]
-        self._chunks.extend(chunks)
-        if vectors is not None:
-            self._vectors.append(np.asarray(vectors, dtype=np.float32))
-        elif chunks:
-            self._vectors.append(np.full((len(chunks), 0), np.nan, dtype=np.float32))
-
-    def add_records(self, records: Sequence[Record]) -> None:
-        self._records.extend(records)
-
-    def __enter__(self) -> "_Writer":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.version = self._store._write_version(self)
 
 
 class PostgresStore:
@@ -208,8 +173,8 @@ class PostgresStore:
 
     # -- versions -----------------------------------------------------------------------------
     def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
-                    progress: Callable[[int], None] | None = None) -> _Writer:
-        return _Writer(self, note, embedding_model, dim, progress)
+                    progress: Callable[[int], None] | None = None) -> VersionBuffer:
+        return VersionBuffer(self, note, embedding_model, dim, progress)
 
     def _current_id(self, conn=None) -> int | None:
         if conn is None:
@@ -237,7 +202,7 @@ class PostgresStore:
             raise StoreError(f"PostgreSQL schema {self.schema} at {self._where()} holds no corpus yet: run `vouched ingest` first")
         return vid
 
-    def _write_version(self, w: _Writer) -> CorpusVersion:
+    def _write_version(self, w: VersionBuffer) -> CorpusVersion:
         from psycopg.types.json import Jsonb
 
         chunks = w._chunks

@@ -34,7 +34,7 @@ import numpy as np
 
 from vouched.errors import StoreError
 from vouched.store.ann import AnnIndex, AnnParams, index_path, plan_dense, prune_index_files
-from vouched.store.base import CorpusVersion, corpus_hash, superseded_from
+from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, superseded_from
 from vouched.text import analyze
 from vouched.types import Chunk, Record, SearchFilters
 
@@ -128,41 +128,6 @@ class _DenseIndex:
         return m
 
 
-class _Writer:
-    """Collects a corpus version; writes it and switches to it in one transaction on exit."""
-
-    def __init__(self, store: "SQLiteStore", note: str, embedding_model: str, dim: int,
-                 progress: Callable[[int], None] | None) -> None:
-        self._store, self._note, self._model, self._dim, self._progress = store, note, embedding_model, dim, progress
-        self._chunks: list[Chunk] = []
-        self._vectors: list[np.ndarray] = []
-        self._records: list[Record] = []
-        self.version: CorpusVersion | None = None
-
-    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
-        if vectors is not None and len(vectors) != len(chunks):
-            raise StoreError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        if vectors is not None and len(chunks):
-            if vectors.ndim != 2 or (self._dim and vectors.shape[1] != self._dim):
-                raise StoreError(f"vectors must have shape (n, {self._dim or 'dim'}), got {vectors.shape}")
-            self._dim = self._dim or vectors.shape[1]
-        self._chunks.extend(chunks)
-        if vectors is not None:
-            self._vectors.append(np.asarray(vectors, dtype=np.float32))
-        elif chunks:
-            self._vectors.append(np.full((len(chunks), 0), np.nan, dtype=np.float32))
-
-    def add_records(self, records: Sequence[Record]) -> None:
-        self._records.extend(records)
-
-    def __enter__(self) -> "_Writer":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.version = self._store._write_version(self)
-
-
 class SQLiteStore:
     """Embedded store in one SQLite file. Safe to share across threads (one connection each)."""
 
@@ -209,8 +174,8 @@ class SQLiteStore:
 
     # -- versions --------------------------------------------------------------------------
     def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
-                    progress: Callable[[int], None] | None = None) -> _Writer:
-        return _Writer(self, note, embedding_model, dim, progress)
+                    progress: Callable[[int], None] | None = None) -> VersionBuffer:
+        return VersionBuffer(self, note, embedding_model, dim, progress)
 
     def _current_id(self) -> int | None:
         row = self._db().execute("SELECT value FROM meta WHERE key='current'").fetchone()
@@ -234,7 +199,7 @@ class SQLiteStore:
             raise StoreError(f"{self.path} holds no corpus yet: run `vouched ingest` first")
         return vid
 
-    def _write_version(self, w: _Writer) -> CorpusVersion:
+    def _write_version(self, w: VersionBuffer) -> CorpusVersion:
         chunks = w._chunks
         ids = [(c.tenant, c.id) for c in chunks]
         if len(set(ids)) != len(ids):
