@@ -43,7 +43,7 @@ The result is deterministic: every sort key ends with a unique rank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Callable, Iterable, Literal, Sequence
 
@@ -178,25 +178,16 @@ def assemble_context(
 # -- 1. de-duplicate and merge --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Scored:
-    chunk: Chunk
-    rank: int
-    dense: float
-    keyword: float
-    evidence: float
-    fused: float
-
-
-def _dedupe(passages: Sequence[Passage]) -> list[_Scored]:
-    seen: dict[str, _Scored] = {}
+def _dedupe(passages: Sequence[Passage]) -> list[Passage]:
+    """Each chunk once, ranked by its first appearance, with the best of its scores."""
+    seen: dict[str, Passage] = {}
     for i, p in enumerate(passages):
         old = seen.get(p.chunk.id)
         if old is None:
-            seen[p.chunk.id] = _Scored(p.chunk, i, p.dense, p.keyword, p.evidence, p.fused)
+            seen[p.chunk.id] = replace(p, rank=i)
         else:
-            seen[p.chunk.id] = _Scored(old.chunk, old.rank, max(old.dense, p.dense), max(old.keyword, p.keyword),
-                                       max(old.evidence, p.evidence), max(old.fused, p.fused))
+            seen[p.chunk.id] = replace(old, dense=max(old.dense, p.dense), keyword=max(old.keyword, p.keyword),
+                                       evidence=max(old.evidence, p.evidence), fused=max(old.fused, p.fused))
     return list(seen.values())
 
 
@@ -204,8 +195,8 @@ def _merge_key(c: Chunk) -> tuple[str, str, str, str]:
     return (c.tenant, c.doc_id, c.version, c.section)
 
 
-def _merge(items: list[_Scored]) -> list[ContextSource]:
-    runs: dict[tuple[str, str, str, str], list[list[_Scored]]] = {}
+def _merge(items: list[Passage]) -> list[ContextSource]:
+    runs: dict[tuple[str, str, str, str], list[list[Passage]]] = {}
     for it in sorted(items, key=lambda s: (_merge_key(s.chunk), s.chunk.position, s.rank)):
         groups = runs.setdefault(_merge_key(it.chunk), [])
         if groups and it.chunk.position == groups[-1][-1].chunk.position + 1:
@@ -223,7 +214,7 @@ def _own_text(c: Chunk) -> str:
     return c.text
 
 
-def _source(run: list[_Scored]) -> ContextSource:
+def _source(run: list[Passage]) -> ContextSource:
     first = run[0].chunk
     text = first.text if len(run) == 1 else MERGE_SEPARATOR.join([first.text, *(_own_text(s.chunk) for s in run[1:])])
     # Chunks of one document version normally share their dates; if not, the merged source
@@ -250,7 +241,7 @@ def _source(run: list[_Scored]) -> ContextSource:
 # -- 2. select by relevance -----------------------------------------------------------------
 
 
-def _select(candidates: list[ContextSource], items: list[_Scored], max_sources: int, budget: int | None,
+def _select(candidates: list[ContextSource], items: list[Passage], max_sources: int, budget: int | None,
             charge: Callable[[PromptSource], int]) -> tuple[list[ContextSource], list[str], int | None]:
     """Best-ranked first while they fit; a merged source that does not fit is split back."""
     by_id = {it.chunk.id: it for it in items}
