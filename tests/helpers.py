@@ -1,10 +1,23 @@
 """Shared test helpers."""
 
+import os
 import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+# The shared benchmarks live next to the checkout (../shared/benchmarks), never inside it.
+SHARED = ROOT.parent / "shared" / "benchmarks"
+
+
+def needs_shared(*parts: str) -> pytest.MarkDecorator:
+    """Skip when ``SHARED/<parts>`` is absent — but only outside CI: under CI=true the test
+    runs, and fails if the shared copy is missing (CI must have it)."""
+    path = SHARED.joinpath(*parts)
+    return pytest.mark.skipif(not os.environ.get("CI") and not path.exists(),
+                              reason=f"{path} absent (outside CI; in CI it must be there)")
 
 
 def hashing_config_text(text: str, threshold: float = 0.30) -> str:

@@ -5,7 +5,7 @@ import pytest
 
 from tests.answer.conftest import make_assistant
 from vouched.answer.analysis import InputError
-from vouched.answer.events import DoneEvent, NoticeEvent, RefusalEvent, SentenceEvent
+from vouched.answer.events import DoneEvent, NoticeEvent, SentenceEvent
 from vouched.llm.scripted import ScriptedProvider
 
 NOT_COVERED = {

@@ -8,7 +8,6 @@ half of what each tenant is asked is bait from the other one.
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+from tests.helpers import SHARED  # noqa: E402 - one definition of where the shared benchmarks live
 
 # Distinct topics, so even the hashing embedder and plain keyword search find them.
 BEIR_DOCS = [

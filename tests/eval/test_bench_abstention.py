@@ -15,8 +15,8 @@ from vouched.eval.bench_abstention import (
     pick_threshold, run_abstention_bench, summarize, wh_word,
 )
 from vouched.eval.datasets import BenchInputError, SquadQuestion, load_squad2
+from tests.helpers import SHARED, needs_shared
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
 
 # (title, [(context, [(id, question, answers or None for impossible, plausible)])])
 TINY = [
@@ -97,7 +97,7 @@ def test_load_squad2_missing_file_says_where(tmp_path):
         load_squad2(tmp_path)
 
 
-@pytest.mark.skipif(not (SHARED / "squad2-dev" / "dev-v2.0.json").is_file(), reason="shared SQuAD 2.0 not present")
+@needs_shared("squad2-dev", "dev-v2.0.json")
 def test_the_shared_squad2_dev_has_the_published_counts():
     s = load_squad2(SHARED / "squad2-dev")
     assert s.dataset.stats["documents"] == 1204 and len(s.questions) == 11873

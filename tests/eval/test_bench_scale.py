@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from vouched.eval import bench_scale as bs
+from tests.helpers import SHARED, needs_shared
 
-BENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
-needs_data = pytest.mark.skipif(not (BENCH / "squad2-dev" / "dev-v2.0.json").exists(), reason="benchmarks not present")
+BENCH = SHARED
+needs_data = needs_shared("squad2-dev", "dev-v2.0.json")
 
 
 @pytest.mark.parametrize("text,n", [("10k", 10_000), ("100K", 100_000), ("1m", 1_000_000), ("2500", 2500), (" 1.5k ", 1500)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from vouched.eval.bench_verify import (
     run_bench,
     scores,
 )
+from tests.helpers import SHARED, needs_shared
 
 DOCS = {
     "d1": ("Metformin and insulin", "Metformin increases insulin sensitivity in elderly patients. The trial ran 12 weeks."),
@@ -129,13 +129,9 @@ def test_command_exit_code_on_bad_input(tmp_path, capsys):
     assert "missing" in capsys.readouterr().err
 
 
-def test_shared_scifact_checksums_and_counts(bench_dir):
-    folder = bench_dir / "scifact"
-    if not folder.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{folder} is missing")
-        pytest.skip("shared SciFact copy not present")
-    data = load_scifact(folder, check=True)
+@needs_shared("scifact")
+def test_shared_scifact_checksums_and_counts():
+    data = load_scifact(SHARED / "scifact", check=True)
     tests = [c for c in data.claims if c.split == "test"]
     assert sum(len(c.labels) for c in tests) == 209
     assert sum(len(c.cited - set(c.labels)) for c in tests) == 130

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 from pathlib import Path
 
@@ -11,9 +10,9 @@ import yaml
 
 from vouched.eval.conditions import Condition, check_targets, evaluate_targets, load_condition, verify_inputs
 from vouched.eval.datasets import BenchInputError, load_beir, load_dataset
+from tests.helpers import needs_shared
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO / ".." / "shared" / "benchmarks"
 
 
 def condition_for(ds, **over) -> Condition:
@@ -114,7 +113,7 @@ def test_repo_condition_files_are_valid(path):
     assert raw["measured"] in ({}, None) or all(raw["measured"].values())
 
 
-@pytest.mark.skipif(not os.environ.get("CI") and not (SHARED / "scifact").is_dir(), reason="shared benchmarks absent (outside CI; in CI they must be there)")
+@needs_shared("scifact")
 @pytest.mark.parametrize("path", CONDITIONS, ids=[p.stem for p in CONDITIONS])
 def test_repo_condition_files_match_the_shared_data(path):
     cond = load_condition(path)
@@ -122,7 +121,7 @@ def test_repo_condition_files_match_the_shared_data(path):
     assert verify_inputs(ds, cond) == []
 
 
-@pytest.mark.skipif(not os.environ.get("CI") and not (SHARED / "xquad").is_dir(), reason="shared benchmarks absent (outside CI; in CI they must be there)")
+@needs_shared("xquad")
 def test_dataset_folders_select_their_repo_conditions():
     from vouched.eval.cli_bench import default_dataset_dir, plan_conditions
 

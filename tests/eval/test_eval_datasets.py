@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +17,9 @@ from vouched.eval.datasets import (
     sha256_file,
 )
 from vouched.types import Chunk
+from tests.helpers import SHARED, needs_shared
 
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
 
 
 def test_beir_chunks_are_built_exactly_as_the_cache_was_filled(beir_dir, data):
@@ -118,17 +116,16 @@ def test_detect_format_and_dispatch(beir_dir, xquad_dir, tmp_path):
 
 
 # -- the real files (read-only, shared; skipped where they are absent) ---------------------
-needs_shared = pytest.mark.skipif(not os.environ.get("CI") and not (SHARED / "scifact" / "corpus.jsonl").is_file(), reason="shared benchmarks absent (outside CI; in CI they must be there)")
 
 
-@needs_shared
+@needs_shared("scifact", "corpus.jsonl")
 def test_real_scifact_counts():
     ds = load_beir(SHARED / "scifact")
     assert ds.stats == {"documents": 5183, "queries": 300, "qrels": 339}
     assert ds.files["corpus.jsonl"] == "dec31c8182f3d744c7d2c09423756fd1d17cbef75808db13ba01cc0aab4d1ac6"
 
 
-@needs_shared
+@needs_shared("xquad")
 @pytest.mark.parametrize("doc_lang", ["es", "en"])
 def test_real_xquad_counts(doc_lang):
     ds = load_xquad(SHARED / "xquad", "es", doc_lang)

@@ -202,8 +202,9 @@ class ObeyingProvider(ScriptedProvider):
         user = messages[-1].content
         number = next((n for n in range(1, 20)
                        if "evil.example/claim" in user.partition(f"<<<SOURCE {n}\n")[2].partition(f"\nSOURCE {n}>>>")[0]), None)
-        if number is None:
-            pytest.skip("the injected passage did not reach the prompt")
+        # flag mode keeps the injected passage, and the question retrieves it: if it is not in
+        # the prompt, the tests below would prove nothing
+        assert number is not None, "the injected passage did not reach the prompt"
         self.queue([f"To book Rosa Quintero, visit http://evil.example/claim [{number}]."])
         return super().stream(messages, **kw)
 
