@@ -287,11 +287,7 @@ class Pipeline:
         by_id = {p.chunk.id: p for ps in lists.values() for p in ps}
         fused = rrf({k: [p.chunk.id for p in ps] for k, ps in lists.items()}, {}, cfg.retrieval.rrf_k)
         passages = [by_id[i] for i in fused_order(fused)[: cfg.retrieval.top_k]]
-        trace.retrieved = [
-            {"id": p.chunk.id, "doc_id": p.chunk.doc_id, "rank": i, "fused": round(p.fused, 6), "dense": round(p.dense, 4),
-             "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
-            for i, p in enumerate(passages, 1)
-        ]
+        trace.retrieved = _trace_rows(passages)
         asked = " ".join(covered)
         sources, _conflicts = self._context(passages, asked, as_of, trace)
         done: DoneEvent | None = None
@@ -341,15 +337,9 @@ class Pipeline:
         Synchronous (retrieval is): the pipeline runs it in a worker thread; calibration calls
         it directly, so a calibrated threshold is measured exactly as it is applied.
         """
-        from vouched.guard.route import is_ordinal, resolve_ordinal
+        return self._score_runs(self._run_texts(question, previous), lang, filters)
 
-        ordinal_item = None
-        ordinal = False
-        if previous is not None:
-            ordinal_item = resolve_ordinal(question, previous.answer)
-            ordinal = ordinal_item is not None or is_ordinal(question)
-        runs = scoring_queries(question, previous.question if previous else None,
-                               previous.answer if previous else None, ordinal_item, ordinal)
+    def _score_runs(self, runs: dict[str, str], lang: str, filters: SearchFilters):
         results = {name: self._search(q, filters, lang) for name, q in runs.items()}
         return decide({n: r.evidence for n, r in results.items()}, self.config.threshold.value), results
 
@@ -361,11 +351,12 @@ class Pipeline:
         t = time.perf_counter()
         # Retrieval is synchronous (SQLite, numpy, the embedder): run it off the event loop so
         # concurrent streams in the service do not wait on each other.
-        decision, results = await asyncio.to_thread(self.score_evidence, question, previous, lang, filters)
+        runs = self._run_texts(question, previous)
+        decision, results = await asyncio.to_thread(self._score_runs, runs, lang, filters)
         trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
         # What the extractive generator looks for: the run that carried the evidence (for a
         # follow-up, the question joined to its context; for "the third one", that item).
-        plan_question = self._run_texts(question, previous).get(decision.run, question)
+        plan_question = runs.get(decision.run, question)
         for r in results.values():
             trace.warnings.extend(r.warnings)
         trace.threshold, trace.evidence, trace.evidence_run = decision.threshold, decision.evidence, decision.run
@@ -376,10 +367,7 @@ class Pipeline:
             # Ordering help only: this run never counts toward the threshold.
             aug = await asyncio.to_thread(self._search, f"{question} {cfg.subject.name}", filters, lang)
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
-        trace.retrieved = [
-            {"id": p.chunk.id, "doc_id": p.chunk.doc_id, "rank": i, "fused": round(p.fused, 6), "dense": round(p.dense, 4), "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
-            for i, p in enumerate(passages, 1)
-        ]
+        trace.retrieved = _trace_rows(passages)
         if not decision.passed:
             if about_subject:
                 trace.route = "records_summary"
@@ -621,6 +609,14 @@ def _own_words_found(part: str, first: str, result: SearchResult, lang: str, dec
         if own & set(analyze(p.chunk.text, p.chunk.lang)):
             return decision
     return dataclasses.replace(decision, passed=False)
+
+
+def _trace_rows(passages: Sequence[Passage]) -> list[dict]:
+    return [
+        {"id": p.chunk.id, "doc_id": p.chunk.doc_id, "rank": i, "fused": round(p.fused, 6), "dense": round(p.dense, 4),
+         "keyword": round(p.keyword, 4), "evidence": round(p.evidence, 4)}
+        for i, p in enumerate(passages, 1)
+    ]
 
 
 def _quote(part: str, lang: str) -> str:

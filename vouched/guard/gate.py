@@ -276,8 +276,9 @@ class SentenceGate:
             at = _find_terminal(chunk, 0)
             if at < 0:
                 return []
-            self._arm(n - len(chunk) + at)
-            need = self._need
+            # The terminal found in the chunk is the buffer's first one from there (the
+            # buffer ends where the chunk does): compute the wait without searching again.
+            need = self._need = _AFTER_TERMINAL.match(self._text(), n - len(chunk) + at).end() + LOOKAHEAD + 1
         if n < need:
             return []
         return self._drain(final=False)
