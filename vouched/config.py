@@ -160,7 +160,10 @@ class ModelPrice(_Section):
 class SpendSettings(_Section):
     monthly_cap_usd: float = Field(default=0.0, ge=0, description="Monthly spend cap in USD; 0 allows no paid model call at all.")
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="Prices per model name; a paid model without a price is a config error at start.")
-    backend: Literal["sqlite", "redis"] = "sqlite"
+    backend: Literal["sqlite", "redis", "postgres"] = Field(
+        default="sqlite",
+        description="Where spend reservations and rate counters live: 'sqlite' (one file, one machine), 'redis' (redis_url), "
+                    "or 'postgres' (the database and schema of [store]: store.dsn or VOUCHED_PG_DSN, store.pg_schema).")
     path: Path = Field(default=Path(".vouched/counters.sqlite"), description="SQLite file for spend and rate counters (sqlite backend).")
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (redis backend).")
     reservation_ttl_s: int = Field(default=600, ge=10, description="A reservation not settled within this time (crashed process) is reclaimed.")
@@ -187,7 +190,12 @@ class ServerSettings(_Section):
 
 class TraceSettings(_Section):
     enabled: bool = Field(default=True, description="Record a trace of every question.")
-    path: Path = Field(default=Path(".vouched/traces.sqlite"), description="SQLite file for traces and readers' feedback.")
+    backend: Literal["sqlite", "postgres"] = Field(
+        default="sqlite",
+        description="Where traces and readers' feedback live: 'sqlite' (the file `path`, one per machine) or 'postgres' "
+                    "(tables in the database and schema of [store]: store.dsn or VOUCHED_PG_DSN, store.pg_schema; "
+                    "every replica writes to it).")
+    path: Path = Field(default=Path(".vouched/traces.sqlite"), description="SQLite file for traces and readers' feedback (sqlite backend).")
 
 
 class CacheSettings(_Section):
@@ -229,6 +237,19 @@ class Config(_Section):
     def _default_in_languages(self) -> "Config":
         if self.default_language not in self.languages:
             raise ValueError(f"default_language {self.default_language!r} must be one of languages {self.languages}")
+        return self
+
+    @model_validator(mode="after")
+    def _postgres_parts_need_dsn(self) -> "Config":
+        import os
+
+        if self.store.dsn or os.environ.get("VOUCHED_PG_DSN"):
+            return self
+        for name, on in (("spend.backend", self.spend.backend == "postgres"),
+                         ("trace.backend", self.trace.backend == "postgres" and self.trace.enabled)):
+            if on:
+                raise ValueError(f"{name} = 'postgres' uses the [store] database: set store.dsn "
+                                 "(e.g. 'postgresql://user@host:5432/db') or VOUCHED_PG_DSN")
         return self
 
     def resolve(self, p: Path) -> Path:

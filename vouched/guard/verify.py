@@ -44,6 +44,7 @@ and whatever order a passage's sentences come in (ties are broken by sentence te
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import unicodedata
@@ -62,13 +63,18 @@ __all__ = [
     "ClaimEvidence",
     "Cues",
     "EvidenceSpan",
+    "MODEL_FEATURES",
+    "VerifyModel",
     "VerifySettings",
     "Verdict",
     "Verification",
     "analyse",
     "decide",
     "judge",
+    "flip_claim",
     "load_cues",
+    "load_model",
+    "model_features",
     "passage_sentences",
     "verify_claim",
 ]
@@ -96,6 +102,7 @@ class VerifySettings:
     values: Literal["contradicted", "insufficient", "ignore"] = "insufficient"
     negation: bool = True
     opposites: bool = True
+    model: bool = True  # English claim over English passages: the fitted model decides (rules otherwise)
 
 
 @dataclass(frozen=True)
@@ -251,28 +258,47 @@ class ClaimEvidence:
     claim_groups: dict[str, set[str]]
     missing_entities: tuple[str, ...]
     missing_values: tuple[str, ...]  # claim numbers absent from passages that state numbers
+    # --- read by the fitted model only (English) ---
+    english: bool = False  # claim and every passage in English: the model applies
+    flip_cosines: tuple[float, ...] | None = None  # cosine of the flipped claim (flip_claim) with each sentence
+    bigram: tuple[float, ...] = ()  # share of the claim's stem bigrams in each sentence
+    coverage_bigram: float = 0.0
+    null: tuple[bool, ...] = ()  # "no significant difference"-type finding in each sentence
+    claim_null: bool = False
+    claim_comparative: bool = False
+    n_entities: int = 0
+    n_numbers: int = 0
 
 
 def analyse(claim: str, passages: Sequence[str], cosines: Sequence[float] | None = None, *,
-            lang: str | None = None) -> ClaimEvidence:
-    """Features of ``claim`` against ``passages``; ``cosines`` one per ``passage_sentences`` item."""
+            lang: str | None = None, flip_cosines: Sequence[float] | None = None) -> ClaimEvidence:
+    """Features of ``claim`` against ``passages``; ``cosines`` one per ``passage_sentences`` item,
+    ``flip_cosines`` likewise for ``flip_claim(claim)`` (read by the model only)."""
     spans = tuple(passage_sentences(passages))
-    if cosines is not None and len(cosines) != len(spans):
-        raise ValueError(f"{len(cosines)} cosines for {len(spans)} sentences")
+    for name, given in (("cosines", cosines), ("flip_cosines", flip_cosines)):
+        if given is not None and len(given) != len(spans):
+            raise ValueError(f"{len(given)} {name} for {len(spans)} sentences")
     claim_lang = _lang_of(claim, lang)
     p_langs = [detect_language(p) if p.strip() else claim_lang for p in passages]
     claim_keys = frozenset(analyze(claim, claim_lang, unique=True))
-    lexical, negated, groups = [], [], []
+    claim_bigrams = _bigrams(analyze(claim, claim_lang))
+    lexical, negated, groups, bigram, null = [], [], [], [], []
     everywhere: set[str] = set()
+    every_bigram: set[tuple[str, str]] = set()
     for s in spans:
-        keys = set(analyze(s.text, p_langs[s.passage], unique=True))
+        stems = analyze(s.text, p_langs[s.passage])
+        keys, pairs = set(stems), _bigrams(stems)
         everywhere |= keys
+        every_bigram |= pairs
         lexical.append(len(claim_keys & keys) / len(claim_keys) if claim_keys else 0.0)
+        bigram.append(len(claim_bigrams & pairs) / len(claim_bigrams) if claim_bigrams else 0.0)
         toks, cues = words(s.text), load_cues(p_langs[s.passage])
         negated.append(_negated(toks, cues))
         groups.append(_groups(toks, cues))
+        null.append(_null_finding(toks))
     joined = " " + " ".join(words(" ".join(passages))) + " "
-    missing_e = sorted(e for e in _entities(claim) if f" {' '.join(words(e))} " not in joined)
+    entities = _entities(claim)
+    missing_e = sorted(e for e in entities if f" {' '.join(words(e))} " not in joined)
     have = [source_values(p) for p in passages]
     numbers = [c for kind, _, c in value_spans(claim) if kind == "number"]
     missing_v = [n for n in numbers if not any(n in h for h in have)] if any(have) else []
@@ -282,13 +308,231 @@ def analyse(claim: str, passages: Sequence[str], cosines: Sequence[float] | None
         spans, coverage, claim_lang not in p_langs, tuple(lexical), None if cosines is None else tuple(float(c) for c in cosines),
         tuple(negated), tuple(groups), _negated(c_toks, c_cues), _groups(c_toks, c_cues),
         tuple(missing_e), tuple(dict.fromkeys(missing_v)),
+        english=claim_lang == "en" and all(x == "en" for x in p_langs),
+        flip_cosines=None if flip_cosines is None else tuple(float(c) for c in flip_cosines),
+        bigram=tuple(bigram),
+        coverage_bigram=len(claim_bigrams & every_bigram) / len(claim_bigrams) if claim_bigrams else 0.0,
+        null=tuple(null), claim_null=_null_finding(c_toks),
+        claim_comparative=any(stem(t, "en") in _COMPARATIVE for t in c_toks),
+        n_entities=len(entities), n_numbers=len(numbers),
     )
+
+
+# --- the fitted model (English) ---------------------------------------------------------------
+#
+# A multinomial logistic regression over the features below, fitted by
+# ``vouched bench verify --fit --save`` on SciFact's 809 *train* claims only (their labelled
+# abstracts plus one retrieval hard negative each), class-balanced; the coefficients, the
+# feature scaling and their provenance are in ``verify_words/model.json``. Two variants: words
+# only, and with sentence embeddings (cosines of the claim and of its flipped form).
+
+_NULL_WORDS = frozenset(stem(w, "en") for w in (
+    "associated association effect effects difference differences significant significantly correlated "
+    "correlation change changed affect affected altered impact influence related relationship linked "
+    "increase reduce improve benefit evidence role").split())
+_NULL_CUES = frozenset(("no", "not", "nor", "neither", "without"))
+_COMPARATIVE = frozenset(stem(w, "en") for w in (
+    "more less higher lower greater fewer than better worse increase decrease increased decreased reduce "
+    "reduced").split())
+# flip_claim: negation removed, else the first direction word swapped, else "not" inserted.
+_SWAP_PAIRS = (
+    ("increase", "decrease"), ("increases", "decreases"), ("increased", "decreased"), ("increasing", "decreasing"),
+    ("higher", "lower"), ("more", "less"), ("greater", "smaller"), ("positively", "negatively"),
+    ("positive", "negative"), ("enhances", "reduces"), ("enhance", "reduce"), ("enhanced", "reduced"),
+    ("promotes", "inhibits"), ("promote", "inhibit"), ("promoted", "inhibited"), ("activates", "inhibits"),
+    ("induces", "suppresses"), ("induce", "suppress"), ("raises", "lowers"), ("raise", "lower"),
+    ("improves", "worsens"), ("improve", "worsen"), ("improved", "worsened"), ("upregulates", "downregulates"),
+    ("upregulated", "downregulated"), ("upregulation", "downregulation"), ("accelerates", "slows"),
+    ("beneficial", "harmful"), ("effective", "ineffective"), ("protective", "harmful"), ("high", "low"),
+    ("elevated", "reduced"), ("gain", "loss"), ("rise", "fall"), ("rises", "falls"), ("likely", "unlikely"),
+    ("better", "worse"), ("longer", "shorter"), ("faster", "slower"), ("larger", "smaller"), ("fewer", "more"),
+    ("safe", "unsafe"), ("sufficient", "insufficient"), ("necessary", "unnecessary"), ("required", "dispensable"),
+    ("associated", "unassociated"), ("risk", "protection"),
+)
+_SWAP: dict[str, str] = {}
+for _a, _b in _SWAP_PAIRS:
+    _SWAP.setdefault(_a, _b)
+    _SWAP.setdefault(_b, _a)
+_NO_SWAP = frozenset(("risk", "associated", "more", "high", "positive"))  # too often not the claim's direction
+_NEG_WORD = re.compile(r"\b(not|no|never)\s+", re.I)
+_AUX = re.compile(r"\b(is|are|was|were|can|could|may|might|does|do|did|has|have|had|will|would|should)\b", re.I)
+_WORD_SPLIT = re.compile(r"(\W+)")
+
+MODEL_FEATURES = (
+    "lex_max", "lex_mean", "bigram_max", "coverage", "coverage_bigram", "support_max",
+    "claim_negated", "claim_null", "best_negated", "top3_negated", "top3_null", "any_null",
+    "negation_flip_best", "null_flip_top3", "opposite_top1", "opposite_top3", "claim_directed", "same_direction_top3",
+    "entities_missing", "entities_missing_share", "numbers", "numbers_missing",
+    "related_null", "claim_negated_related_not", "related_null_claim_not", "claim_comparative",
+    # with an embedder only
+    "cos_max", "cos_mean", "cos_margin", "flip_best", "flip_top3", "flip_max", "flip_closer_top3",
+)
+_EMBED_ONLY = frozenset(MODEL_FEATURES[MODEL_FEATURES.index("cos_max"):])
+
+
+def flip_claim(claim: str) -> str:
+    """The claim said the other way round (English): its negation removed, else its first
+    direction word swapped ("increases" → "decreases"), else "not" inserted after the first
+    auxiliary. The model compares how close each sentence is to the claim and to this."""
+    claim = _ascii_digits(claim)
+    if _NEG_WORD.search(claim):
+        return _NEG_WORD.sub("", claim, count=1)
+    toks = _WORD_SPLIT.split(claim)
+    for i, t in enumerate(toks):
+        low = t.lower()
+        if low in _SWAP and low not in _NO_SWAP:
+            toks[i] = _SWAP[low]
+            return "".join(toks)
+    m = _AUX.search(claim)
+    if m:
+        return claim[: m.end()] + " not" + claim[m.end():]
+    return "It is not true that " + claim[:1].lower() + claim[1:]
+
+
+def _bigrams(stems: Sequence[str]) -> set[tuple[str, str]]:
+    return set(zip(stems, stems[1:]))
+
+
+def _null_finding(toks: Sequence[str]) -> bool:
+    """A negation followed within four words by an effect/association word ("no significant difference")."""
+    for i, t in enumerate(toks):
+        if t in _NULL_CUES or t.endswith("n't"):
+            if any(stem(x, "en") in _NULL_WORDS for x in toks[i + 1 : i + 5]):
+                return True
+    return False
+
+
+def _order(ev: ClaimEvidence, support: Sequence[float]) -> list[int]:
+    # Ties broken by text, never by position: the verdict must not depend on sentence order.
+    return sorted(range(len(ev.spans)), key=lambda k: (-round(support[k], 9), ev.spans[k].text))
+
+
+def _model_support(ev: ClaimEvidence, embedded: bool) -> tuple[float, ...]:
+    if not embedded:
+        return ev.lexical
+    return tuple(0.5 * c + 0.5 * x for c, x in zip(ev.cosines or (), ev.lexical))
+
+
+def model_features(ev: ClaimEvidence, embedded: bool) -> dict[str, float]:
+    """The model's inputs for one claim (``MODEL_FEATURES``; the embedding ones only when ``embedded``)."""
+    n = len(ev.spans)
+    lex = np.array(ev.lexical, dtype=float)
+    support = _model_support(ev, embedded)
+    order = _order(ev, support)
+    top, i = order[:3], order[0]
+    lex_max = float(lex.max())
+    related = [j for j in range(n) if lex[j] >= max(0.25, 0.6 * lex_max)]
+    claim_neg = ev.claim_negated or ev.claim_null
+    opp = [_opposite(ev.claim_groups, ev.groups[j]) for j in top]
+    f = {
+        "lex_max": lex_max, "lex_mean": float(lex.mean()), "bigram_max": max(ev.bigram) if ev.bigram else 0.0,
+        "coverage": ev.coverage, "coverage_bigram": ev.coverage_bigram, "support_max": float(support[i]),
+        "claim_negated": float(ev.claim_negated), "claim_null": float(ev.claim_null),
+        "best_negated": float(ev.negated[i]), "top3_negated": float(any(ev.negated[j] for j in top)),
+        "top3_null": float(any(ev.null[j] for j in top)), "any_null": float(any(ev.null)),
+        "negation_flip_best": float(ev.claim_negated != ev.negated[i]),
+        "null_flip_top3": float(ev.claim_null != any(ev.null[j] for j in top)),
+        "opposite_top1": float(opp[0] is not None), "opposite_top3": float(any(o is not None for o in opp)),
+        "claim_directed": float(bool(ev.claim_groups)),
+        "same_direction_top3": float(any(ev.claim_groups[g] & ev.groups[j].get(g, set())
+                                         for j in top for g in ev.claim_groups)),
+        "entities_missing": float(len(ev.missing_entities)),
+        "entities_missing_share": len(ev.missing_entities) / ev.n_entities if ev.n_entities else 0.0,
+        "numbers": float(ev.n_numbers), "numbers_missing": float(len(ev.missing_values)),
+        "related_null": float(any(ev.null[j] for j in related)),
+        "claim_negated_related_not": float(claim_neg and not any(ev.negated[j] for j in related)),
+        "related_null_claim_not": float(not claim_neg and any(ev.null[j] for j in related)),
+        "claim_comparative": float(ev.claim_comparative),
+    }
+    if embedded:
+        cos = np.array(ev.cosines, dtype=float)
+        flip = np.array(ev.flip_cosines, dtype=float)
+        by_cos = sorted(range(n), key=lambda k: (-round(cos[k], 9), ev.spans[k].text))[:3]
+        d = flip[by_cos] - cos[by_cos]
+        f.update({"cos_max": float(cos.max()), "cos_mean": float(cos.mean()), "cos_margin": float(cos.max() - cos.mean()),
+                  "flip_best": float(d[0]), "flip_top3": float(d.mean()), "flip_max": float(flip.max() - cos.max()),
+                  "flip_closer_top3": float((d > 0).any())})
+    return f
+
+
+@dataclass(frozen=True)
+class VerifyModel:
+    """One fitted variant: feature names, standardisation, coefficients (features × classes)."""
+
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+    classes: tuple[str, ...] = ("supported", "contradicted", "insufficient")
+
+    def scores(self, feats: dict[str, float]) -> np.ndarray:
+        x = (np.array([feats[k] for k in self.features], dtype=float) - self.mean) / self.scale
+        return x @ self.weights + self.bias
+
+    def contributions(self, feats: dict[str, float], cls: int) -> list[tuple[str, float]]:
+        """Per feature, how much it pushes class ``cls`` over the mean of the others, largest first."""
+        x = (np.array([feats[k] for k in self.features], dtype=float) - self.mean) / self.scale
+        w = self.weights[:, cls] - np.delete(self.weights, cls, axis=1).mean(axis=1)
+        c = x * w
+        return sorted(((k, float(v)) for k, v in zip(self.features, c)), key=lambda kv: (-kv[1], kv[0]))
+
+    def to_json(self) -> dict:
+        return {"features": list(self.features), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+                "weights": self.weights.tolist(), "bias": self.bias.tolist(), "classes": list(self.classes)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "VerifyModel":
+        return cls(tuple(d["features"]), np.array(d["mean"], float), np.array(d["scale"], float),
+                   np.array(d["weights"], float), np.array(d["bias"], float), tuple(d["classes"]))
+
+
+@lru_cache(maxsize=None)
+def load_model() -> dict[str, VerifyModel]:
+    """The shipped variants ({"words": ..., "embed": ...}); empty when no model file ships."""
+    try:
+        raw = resources.files("vouched.guard.verify_words").joinpath("model.json").read_text("utf-8")
+    except FileNotFoundError:
+        return {}
+    data = json.loads(raw)
+    return {k: VerifyModel.from_json(v) for k, v in data["variants"].items()}
+
+
+def _model_verdict(ev: ClaimEvidence, models: dict[str, VerifyModel]) -> Verification | None:
+    embedded = ev.cosines is not None and ev.flip_cosines is not None
+    model = models.get("embed" if embedded else "words")
+    if model is None:
+        return None
+    feats = model_features(ev, embedded)
+    z = model.scores(feats)
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    k = int(np.argmax(p))
+    verdict = model.classes[k]
+    support = _model_support(ev, embedded)
+    order = _order(ev, support)
+    span = ev.spans[order[0]]
+    if verdict == "contradicted":  # the span is the top sentence that disagrees in words, if one does
+        for j in order[:3]:
+            if ev.negated[j] != ev.claim_negated or _opposite(ev.claim_groups, ev.groups[j]) or ev.null[j]:
+                span = ev.spans[j]
+                break
+    why = [name for name, c in model.contributions(feats, k)[:3] if c > 0]
+    probs = ", ".join(f"{c} {q:.2f}" for c, q in zip(model.classes, p))
+    return Verification(verdict, span, f"model ({probs}); mostly {', '.join(why) or 'the prior'}",
+                        float(support[order[0]]), tuple(f"model:{w}" for w in why))
 
 
 def decide(ev: ClaimEvidence, settings: VerifySettings = VerifySettings()) -> Verification:
     """The verdict from precomputed features (pure, cheap: the tuner calls it many times)."""
     if not ev.spans:
         return Verification("insufficient", None, "no sentence to check against")
+    if settings.model and ev.english:
+        models = load_model()
+        if models:
+            out = _model_verdict(ev, models)
+            if out is not None:
+                return out
     w = settings.cosine_weight
     if ev.cosines is None:
         support = ev.lexical
@@ -298,8 +542,7 @@ def decide(ev: ClaimEvidence, settings: VerifySettings = VerifySettings()) -> Ve
     else:
         support = tuple(w * c + (1.0 - w) * x for c, x in zip(ev.cosines, ev.lexical))
         threshold, coverage_needed = settings.threshold, settings.coverage_threshold * (1.0 - w)
-    # Ties broken by text, never by position: the verdict must not depend on sentence order.
-    order = sorted(range(len(ev.spans)), key=lambda k: (-round(support[k], 9), ev.spans[k].text))
+    order = _order(ev, support)
     i = order[0]
     best, span = support[i], ev.spans[i]
     if best < threshold:
@@ -330,11 +573,13 @@ def decide(ev: ClaimEvidence, settings: VerifySettings = VerifySettings()) -> Ve
 
 
 def judge(claim: str, passages: Sequence[str], cosines: Sequence[float] | None = None, *,
-          lang: str | None = None, settings: VerifySettings = VerifySettings()) -> Verification:
-    """``decide(analyse(...))``: the verdict from texts and, optionally, one cosine per sentence."""
+          lang: str | None = None, settings: VerifySettings = VerifySettings(),
+          flip_cosines: Sequence[float] | None = None) -> Verification:
+    """``decide(analyse(...))``: the verdict from texts and, optionally, one cosine per sentence
+    (and one per sentence for the flipped claim)."""
     if not claim.strip():
         return Verification("insufficient", None, "empty claim")
-    return decide(analyse(claim, passages, cosines, lang=lang), settings)
+    return decide(analyse(claim, passages, cosines, lang=lang, flip_cosines=flip_cosines), settings)
 
 
 def verify_claim(
@@ -352,9 +597,12 @@ def verify_claim(
     the lexical-only verifier. ``lang`` is the claim's language (detected when None).
     """
     spans = passage_sentences(passages)
-    cosines = None
+    cosines = flips = None
     if embedder is not None and spans and claim.strip():
-        q = embedder.embed_queries([_ascii_digits(claim)])[0]
+        # The flipped claim is embedded too (one more query) when the English model may read it.
+        flip = settings.model and _lang_of(claim, lang) == "en" and bool(load_model())
+        q = embedder.embed_queries([_ascii_digits(claim), *([flip_claim(claim)] if flip else [])])
         m = embedder.embed_passages([_ascii_digits(s.text) for s in spans])
-        cosines = np.clip(m @ q, 0.0, 1.0).tolist()
-    return judge(claim, passages, cosines, lang=lang, settings=settings)
+        cosines = np.clip(m @ q[0], 0.0, 1.0).tolist()
+        flips = np.clip(m @ q[1], 0.0, 1.0).tolist() if flip else None
+    return judge(claim, passages, cosines, lang=lang, settings=settings, flip_cosines=flips)

@@ -62,8 +62,13 @@ def _apostrophes(text: str) -> str:
 
 
 # A word character for boundaries: letters/digits (not "_") and combining marks, which
-# Python's \w leaves out (Devanagari matras, the virama, anusvara ...).
-_W = r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963])"
+# Python's \w leaves out (Devanagari matras, the virama, anusvara ...). Written as one
+# range per class: a single class of several non-Latin-1 ranges costs the regex compiler
+# ~0.15 ms per occurrence (it builds a 64K bitmap in Python), one range next to nothing.
+_W = (
+    r"(?:[^\W_]|[\u0300-\u036f]|[\u0900-\u0903]|[\u093a-\u094f]|[\u0951-\u0957]"
+    r"|\u0962|\u0963)"
+)
 
 # Not pronouns although they read as one after case folding (English only).
 _NOT_PRONOUN = re.compile(
@@ -151,20 +156,51 @@ def _given_langs(lang: str) -> tuple[str, ...]:
 
 
 def _word_re(entries: list[str]) -> re.Pattern[str] | None:
-    """One alternation of whole-word entries.
+    """One pattern for whole-word entries; a hit is the first entry (longest first) that
+    matches at the leftmost position where any does.
 
-    Each branch starts with its literal and checks the left boundary by a look-behind
-    over the literal itself, so the compiled pattern keeps a first-character prefix and
-    the regex engine skips most positions (about 4x faster than a leading look-behind).
+    Shape: ``[first letters](?<!W.)(?<!W'.)(?:(?<=c)(?:rests of c's entries)|...)`` and
+    the right boundary once per kind. The left boundary depends only on where a match
+    starts and the right one only on where it ends (and on the kind: an elision such as
+    "j'" wants a letter next), so each is written once instead of once per entry: the
+    pattern compiles in well under a millisecond instead of ~70 ms, and a leading class
+    of first letters still lets the regex engine skip most positions. Entries keep their
+    longest-first order within each first letter (backtracking tries the next, shorter
+    one when a boundary fails), which is the order that decides a hit.
     """
     if not entries:
         return None
+    ordered = sorted(set(entries), key=len, reverse=True)
+    elisions = [e for e in ordered if e.endswith("'")]
+    plain = [e for e in ordered if not e.endswith("'")]
+    if any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain):
+        # Both kinds could match at one position: keep the global longest-first order.
+        return _word_re_per_entry(ordered)
     alts = []
-    for entry in sorted(set(entries), key=len, reverse=True):
+    if plain:
+        alts.append(f"(?:{_by_first(plain)})(?!{_W})(?!'{_W})")
+    if elisions:
+        alts.append(f"(?:{_by_first(elisions)})(?={_W})")  # "j'" before a letter
+    firsts = "".join(sorted({re.escape(e[0]) for e in ordered}))
+    return re.compile(f"[{firsts}](?<!{_W}.)(?<!{_W}'.)(?:{'|'.join(alts)})", re.S)
+
+
+def _by_first(entries: list[str]) -> str:
+    """Alternation of entries already matched up to their first letter, in order."""
+    rests: dict[str, list[str]] = {}
+    for entry in entries:
+        rests.setdefault(entry[0], []).append(re.escape(entry[1:]).replace(r"\ ", " "))
+    return "|".join(f"(?<={re.escape(c)})(?:{'|'.join(r)})" for c, r in rests.items())
+
+
+def _word_re_per_entry(ordered: list[str]) -> re.Pattern[str]:
+    """The general form: every branch its own literal and boundaries (slow to compile)."""
+    alts = []
+    for entry in ordered:
         body = re.escape(entry).replace(r"\ ", " ")
         left = f"(?<!{_W}{body})(?<!{_W}'{body})"
         if entry.endswith("'"):
-            alts.append(f"{body}{left}(?={_W})")  # elision: "j'" before a letter
+            alts.append(f"{body}{left}(?={_W})")
         else:
             alts.append(f"{body}{left}(?!{_W})(?!'{_W})")
     return re.compile("|".join(alts))

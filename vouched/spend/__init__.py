@@ -5,6 +5,7 @@
     ratelimit    RateLimiter; client_key and decide_rate (pure); RateCounters protocol
     sqlite       both counter stores in one SQLite file (embedded default)
     redis        both counter stores in Redis, via Lua scripts (scale-out)
+    postgres     both counter stores in PostgreSQL, one locked transaction each (scale-out)
     metrics      plain counters the server exports
 
 `build_spend(config)` wires the backend the config names. Spend fails closed (a store
@@ -26,11 +27,13 @@ from vouched.spend.sqlite import SQLiteRateCounters, SQLiteSpendCounters
 
 if TYPE_CHECKING:
     from vouched.config import Config
+    from vouched.spend.postgres import PostgresRateCounters, PostgresSpendCounters
     from vouched.spend.redis import RedisRateCounters, RedisSpendCounters
 
 __all__ = [
-    "Budget", "Counter", "Counters", "Limit", "RateCounters", "RateDecision", "RateLimiter", "RateMetrics",
-    "RedisRateCounters", "RedisSpendCounters", "Reservation", "SQLiteRateCounters", "SQLiteSpendCounters",
+    "Budget", "Counter", "Counters", "Limit", "PostgresRateCounters", "PostgresSpendCounters", "RateCounters",
+    "RateDecision", "RateLimiter", "RateMetrics", "RedisRateCounters", "RedisSpendCounters", "Reservation",
+    "SQLiteRateCounters", "SQLiteSpendCounters",
     "SpendGate", "SpendMetrics", "SpendStatus", "build_spend", "client_key", "cost_micros", "cost_usd",
     "decide_rate", "decide_reserve", "limit_key", "limits_from", "month_key", "upper_bound_micros",
     "upper_bound_usd",
@@ -43,6 +46,10 @@ def __getattr__(name: str) -> Any:
         from vouched.spend import redis as _redis
 
         return getattr(_redis, name)
+    if name in ("PostgresRateCounters", "PostgresSpendCounters"):  # psycopg only when asked for
+        from vouched.spend import postgres as _postgres
+
+        return getattr(_postgres, name)
     raise AttributeError(f"module 'vouched.spend' has no attribute {name!r}")
 
 
@@ -64,6 +71,11 @@ def build_spend(
         client = connect(s.redis_url)
         spend_c: Counters = RedisSpendCounters(client)
         rate_c: RateCounters = RedisRateCounters(client)
+    elif s.backend == "postgres":
+        from vouched.spend.postgres import PostgresRateCounters, PostgresSpendCounters
+
+        pg = dict(schema=config.store.pg_schema)
+        spend_c, rate_c = PostgresSpendCounters(config.store.dsn, **pg), PostgresRateCounters(config.store.dsn, **pg)
     else:
         path = config.resolve(s.path)
         spend_c, rate_c = SQLiteSpendCounters(path), SQLiteRateCounters(path)

@@ -262,23 +262,19 @@ class SQLiteStore:
         sup = superseded_from(chunks)
         chash = corpus_hash(chunks, w._records)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        all_terms = [" ".join(analyze(c.embed_text, c.lang)) for c in chunks]
-        pending_kw = self._build_pending_keyword(all_terms)
-        try:
-            pending = self._build_pending_ann(vectors) if has_vec else None
-        except BaseException:
-            if pending_kw is not None:
-                pending_kw.unlink(missing_ok=True)
-            raise
+        pending = self._build_pending_ann(vectors) if has_vec else None
+        # the keyword index is built from the terms analysed for the rows below, inside the
+        # write transaction (readers are not blocked: WAL), before the version can be seen
+        kw_terms: list[str] | None = [] if self._wants_keyword_index(len(chunks)) else None
+        pending_kw: Path | None = None
         final: Path | None = None
         final_kw: Path | None = None
         db = self._db()
         try:
             db.execute("BEGIN IMMEDIATE")
         except BaseException:
-            for p in (pending, pending_kw):
-                if p is not None:
-                    p.unlink(missing_ok=True)
+            if pending is not None:
+                pending.unlink(missing_ok=True)
             raise
         try:
             cur = db.execute(
@@ -292,7 +288,9 @@ class SQLiteStore:
                 part = chunks[start : start + batch]
                 rows = []
                 for i, c in enumerate(part, start):
-                    terms = all_terms[i]
+                    terms = " ".join(analyze(c.embed_text, c.lang))
+                    if kw_terms is not None:
+                        kw_terms.append(terms)
                     vec = vectors[i].tobytes() if has_vec else None
                     s = sup.get((c.tenant, c.doc_id))
                     rows.append((vid, c.id, c.doc_id, c.text, c.title, c.section, c.overlap, c.version, c.page, c.position,
@@ -303,6 +301,9 @@ class SQLiteStore:
                 if w._progress:
                     w._progress(len(part))
             db.execute(f"INSERT INTO fts_v{vid} (rowid, terms) SELECT rowid, terms FROM chunks WHERE version_id=?", (vid,))
+            if kw_terms is not None:
+                pending_kw = self._build_pending_keyword(kw_terms)
+                kw_terms = None
             db.executemany(
                 "INSERT INTO records (version_id, record_id, tenant, body) VALUES (?,?,?,?)",
                 [(vid, r.id, r.tenant, json.dumps(asdict(r), ensure_ascii=False)) for r in w._records],
@@ -335,9 +336,10 @@ class SQLiteStore:
         self.last_ann_build_s = time.perf_counter() - t0
         return tmp
 
-    def _build_pending_keyword(self, terms: list[str]) -> Path | None:
-        if not self.keyword_index_min_chunks or len(terms) < self.keyword_index_min_chunks:
-            return None
+    def _wants_keyword_index(self, n_chunks: int) -> bool:
+        return bool(self.keyword_index_min_chunks) and n_chunks >= self.keyword_index_min_chunks
+
+    def _build_pending_keyword(self, terms: list[str]) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         tmp = KeywordIndex.build(terms).write_temp(self.path)

@@ -45,22 +45,27 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
 
 
 def _open(config_path: Path | None, err: Console):
-    """(config, TraceStore) or an exit code; never creates the trace file."""
+    """(config, trace store) or an exit code; never creates the trace file (or tables)."""
     from vouched.config import load_config
-    from vouched.trace.paths import trace_path
-    from vouched.trace.store import TraceStore
+    from vouched.trace.paths import open_trace_store
 
     try:
         cfg = load_config(config_path)
+        store = open_trace_store(cfg)
     except VouchedError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         return None, EXIT_BAD_INPUT
-    path = trace_path(cfg)
-    if not path.exists():
-        err.print(f"no traces recorded yet: {path} does not exist (traces are written by `vouched ask` and the service)",
+    try:
+        exists = store.exists()
+    except VouchedError as exc:  # PostgreSQL unreachable
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return None, EXIT_NOT_FOUND
+    if not exists:
+        what = "does not exist" if cfg.trace.backend == "sqlite" else "has no traces table"
+        err.print(f"no traces recorded yet: {store.location} {what} (traces are written by `vouched ask` and the service)",
                   highlight=False)
         return None, EXIT_NOT_FOUND
-    return (cfg, TraceStore(path)), EXIT_OK
+    return (cfg, store), EXIT_OK
 
 
 def _run(config_path, err: Console, body: Callable) -> int:

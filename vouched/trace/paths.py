@@ -1,4 +1,4 @@
-"""Where a deployment's traces live, and how a sink is wired to a pipeline."""
+"""Where a deployment's traces live (a SQLite file, or PostgreSQL), and how a sink is wired to a pipeline."""
 
 from __future__ import annotations
 
@@ -18,14 +18,26 @@ def trace_path(config: Any) -> Path:
     return config.store_path.parent / TRACE_FILE
 
 
+def open_trace_store(config: Any, **kw: Any) -> Any:
+    """The trace store the config names: ``TraceStore`` (a SQLite file at ``trace_path``) or,
+    with ``trace.backend = "postgres"``, ``PostgresTraceStore`` in the ``[store]`` database and
+    schema. Both open lazily; ``kw`` (e.g. ``clock``) goes to the constructor."""
+    section = getattr(config, "trace", None)
+    if getattr(section, "backend", "sqlite") == "postgres":
+        from vouched.trace.postgres import PostgresTraceStore
+
+        return PostgresTraceStore(config.store.dsn, schema=config.store.pg_schema, **kw)
+    from vouched.trace.store import TraceStore
+
+    return TraceStore(trace_path(config), **kw)
+
+
 def trace_sink_for(config: Any) -> Callable[[Any], None] | None:
-    """A TraceStore sink for the config (None when ``trace.enabled`` is false). Opens lazily."""
+    """A trace store's sink for the config (None when ``trace.enabled`` is false). Opens lazily."""
     section = getattr(config, "trace", None)
     if section is not None and not getattr(section, "enabled", True):
         return None
-    from vouched.trace.store import TraceStore
-
-    return TraceStore(trace_path(config)).sink
+    return open_trace_store(config).sink
 
 
 def chain_sinks(*sinks: Callable[[Any], None] | None) -> Callable[[Any], None] | None:

@@ -132,6 +132,7 @@ class TraceStore:
 
     def __init__(self, path: str | Path, *, clock: Callable[[], datetime] = _now) -> None:
         self.path = Path(path)
+        self.location = str(self.path)  # where the traces are, for messages (as PostgresTraceStore has)
         self.clock = clock
         self.errors = 0  # writes that failed inside `sink` (logged and swallowed)
         self.last_error: str | None = None
@@ -152,6 +153,10 @@ class TraceStore:
                 raise TraceStoreError(f"trace store {self.path}: {exc}") from exc
             self._conn = conn
         return self._conn
+
+    def exists(self) -> bool:
+        """Has anything created the trace file yet? (Reading commands never create it.)"""
+        return self.path.exists()
 
     def applied_migrations(self) -> list[str]:
         with self._lock:
