@@ -57,3 +57,15 @@ def test_calibration_mismatch_is_reported(tmp_path):
 
 def test_schema_forbids_extra_keys():
     assert Config.model_json_schema()["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("text", ["[spend]\nbackend = 'postgres'\n", "[trace]\nbackend = 'postgres'\n"])
+def test_postgres_counters_and_traces_use_the_store_dsn(tmp_path, monkeypatch, text):
+    monkeypatch.delenv("VOUCHED_PG_DSN", raising=False)
+    with pytest.raises(ConfigError, match="store.dsn"):
+        load_config(write(tmp_path, text))
+    cfg = load_config(write(tmp_path, "[store]\ndsn = 'postgresql://u@db/v'\npg_schema = 'site'\n" + text))
+    assert cfg.store.backend == "sqlite" and (cfg.spend.backend, cfg.trace.backend) != ("sqlite", "sqlite")
+    assert load_config(write(tmp_path, "[trace]\nbackend = 'postgres'\nenabled = false\n")).trace.enabled is False
+    monkeypatch.setenv("VOUCHED_PG_DSN", "postgresql://u@db/v")
+    load_config(write(tmp_path, text))

@@ -260,6 +260,17 @@ class Config(_Section):
         return self.resolve(self.store.path)
 
     @property
+    def store_label(self) -> str:
+        """The store as a reader would name it in a message: the SQLite file, or the PostgreSQL database."""
+        if self.store.backend == "sqlite":
+            return str(self.store_path)
+        return f"the PostgreSQL store (schema {self.store.pg_schema})"
+
+    def missing_store(self) -> bool:
+        """True when the SQLite file does not exist (a PostgreSQL store is asked, not guessed)."""
+        return self.store.backend == "sqlite" and not self.store_path.exists()
+
+    @property
     def corpus_paths(self) -> list[Path]:
         return [self.resolve(p) for p in self.corpus.paths]
 

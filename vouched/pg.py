@@ -41,6 +41,16 @@ class PgUnavailable(Exception):
     """No connection could be had (server unreachable, or the pool stayed full)."""
 
 
+def require_psycopg(what: str) -> None:
+    """Fail at start, not on the first request, when the PostgreSQL client is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg") is None:
+        from vouched.errors import ConfigError
+
+        raise ConfigError(f'{what} = "postgres" needs the PostgreSQL client: pip install "vouched[postgres]"')
+
+
 def dsn_from(dsn: str) -> str:
     """The DSN to use: `VOUCHED_PG_DSN` when set, else the configured one."""
     return os.environ.get(DSN_ENV) or dsn
@@ -132,18 +142,19 @@ class PgConnections:
     """A bounded pool of autocommit connections with `search_path` set to `schema`.
 
     setup(conn) runs on the first connection (the migrations); until it has succeeded, every
-    new connection runs it. At most `max_size` connections are in use at once; a caller
+    new connection runs it. `settings` are session settings given to every new connection. At most `max_size` connections are in use at once; a caller
     waits up to `wait_s` for one to be returned.
     """
 
     def __init__(self, dsn: str, schema: str, *, max_size: int = 4, connect_timeout_s: float = 3.0,
-                 wait_s: float = 10.0, setup: Callable | None = None) -> None:
+                 wait_s: float = 10.0, setup: Callable | None = None, settings: dict[str, str] | None = None) -> None:
         self.dsn = dsn
         self.schema = check_schema(schema)
         self.max_size = max(1, int(max_size))
         self.connect_timeout_s = connect_timeout_s
         self.wait_s = wait_s
         self.setup = setup
+        self.settings = dict(settings or {})  # session settings (lock_timeout, ...) set on each new connection
         self._ready = False
         self._reset()
         ref = weakref.ref(self)
@@ -161,12 +172,15 @@ class PgConnections:
     def _connect(self):
         import psycopg
 
-        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout_s)))
+        named = {} if "application_name" in self.dsn else {"application_name": "vouched"}  # the dsn's own wins
+        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout_s)), **named)
         try:
             if not self._ready and self.setup is not None:
                 self.setup(conn)
             self._ready = True
             conn.execute(f"SET search_path TO {self.schema}, public")
+            for name, value in self.settings.items():
+                conn.execute("SELECT set_config(%s, %s, false)", (name, value))
         except BaseException:
             conn.close()
             raise

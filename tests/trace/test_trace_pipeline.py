@@ -2,6 +2,8 @@
 
 import io
 import json
+import socket
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,7 +12,8 @@ from rich.console import Console
 from tests.answer.conftest import make_assistant, site_config  # noqa: F401  (module-scoped fixture)
 from vouched.llm.base import Usage
 from vouched.llm.scripted import ScriptedProvider
-from vouched.trace import TraceStore, trace_path, trace_text
+from vouched.config import load_config
+from vouched.trace import PostgresTraceStore, TraceStore, open_trace_store, trace_sink_for, trace_text
 from vouched.trace.cli import feedback_command, parse_since, trace_command, traces_command
 
 Q = "Which database did the Tessera Health search run on?"
@@ -20,22 +23,39 @@ def _console():
     return Console(file=io.StringIO(), width=160, color_system=None)
 
 
-@pytest.fixture(scope="module")
-def traced(site_config):  # noqa: F811
-    """Three questions through the pipeline, traced: held (unsupported number), L2 refusal, L1 refusal."""
-    store = TraceStore(trace_path(site_config))
-    cfg = site_config.model_copy(update={"answer": site_config.answer.model_copy(update={"provider": "openai"})})
+def _pg_config(base, dsn: str):
+    """The example's config with traces in PostgreSQL (a fresh schema), the corpus still in SQLite."""
+    text = (base.base_dir / "vouched.toml").read_text(encoding="utf-8")
+    schema = "tp_" + uuid.uuid4().hex[:12]
+    text = text.replace("[store]\n", f'[store]\ndsn = "{dsn}"\npg_schema = "{schema}"\n', 1)
+    assert "[trace]" not in text
+    path = base.base_dir / f"vouched-{schema}.toml"
+    path.write_text(text + '\n[trace]\nbackend = "postgres"\n', encoding="utf-8")
+    return load_config(path), path
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def traced(request, site_config):  # noqa: F811
+    """Three questions through the pipeline, traced: held (unsupported number), L2 refusal, L1 refusal.
+    Once with the SQLite trace file, once with traces in PostgreSQL (trace.backend = "postgres")."""
+    site, config_path = site_config, site_config.base_dir / "vouched.toml"
+    if request.param == "postgres":
+        site, config_path = _pg_config(site_config, request.getfixturevalue("postgres_dsn"))
+        assert isinstance(trace_sink_for(site).__self__, PostgresTraceStore)
+    store = open_trace_store(site)
+    assert isinstance(store, PostgresTraceStore if request.param == "postgres" else TraceStore)
+    cfg = site.model_copy(update={"answer": site.answer.model_copy(update={"provider": "openai"})})
     provider = ScriptedProvider(["The search ran on PostgreSQL [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "],
                                 usage=Usage(input_tokens=100, output_tokens=20))
     held, _ = make_assistant(cfg, provider=provider, trace_sink=store.sink)
     ans = held.ask(Q)
     assert ans.outcome == "held"
-    plain, _ = make_assistant(site_config, trace_sink=store.sink)
+    plain, _ = make_assistant(site, trace_sink=store.sink)
     off = plain.ask("What's the weather in Paris today?")
     fee = plain.ask("What are her rates?")
     assert (off.layer, fee.layer) == ("L2", "L1")
     yield {"store": store, "held": ans.trace_id, "l2": off.trace_id, "l1": fee.trace_id,
-           "config": site_config.base_dir / "vouched.toml"}
+           "config": config_path, "backend": request.param}
     store.close()
 
 
@@ -88,6 +108,31 @@ def test_trace_command_json_and_errors(traced, tmp_path):
     assert trace_command(cfg, "abcd", False, out=_console(), err=err) == 1
     assert "no traces recorded yet" in err.file.getvalue() and not (tmp_path / "st").exists()
     assert trace_command(tmp_path / "missing.toml", "abcd", False, out=_console(), err=_console()) == 2
+
+
+def test_trace_commands_on_an_empty_or_unreachable_postgres(tmp_path, postgres_dsn, monkeypatch):
+    """No traces table yet: says so and creates nothing; a server nobody answers: exit 1, not a traceback."""
+    monkeypatch.delenv("VOUCHED_PG_DSN", raising=False)
+    schema = "tp_" + uuid.uuid4().hex[:12]
+    cfg = tmp_path / "vouched.toml"
+    cfg.write_text(f'[store]\ndsn = "{postgres_dsn}"\npg_schema = "{schema}"\n[trace]\nbackend = "postgres"\n',
+                   encoding="utf-8")
+    err = _console()
+    assert traces_command(cfg, "1h", 10, True, out=_console(), err=err) == 1
+    assert "no traces recorded yet" in err.file.getvalue() and "has no traces table" in err.file.getvalue()
+    assert not PostgresTraceStore(postgres_dsn, schema=schema).exists()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cfg.write_text(f'[store]\ndsn = "postgresql://postgres@127.0.0.1:{port}/postgres"\n[trace]\nbackend = "postgres"\n',
+                   encoding="utf-8")
+    err = _console()
+    assert feedback_command(cfg, "abcd", True, "", out=_console(), err=err) == 1
+    assert "error" in err.file.getvalue() and "127.0.0.1" in err.file.getvalue()
+    cfg.write_text('[trace]\nbackend = "postgres"\n', encoding="utf-8")  # no dsn anywhere: a config error
+    err = _console()
+    assert trace_command(cfg, "abcd", False, out=_console(), err=err) == 2
+    assert "store.dsn" in err.file.getvalue()
 
 
 def test_traces_command_lists_and_filters(traced):

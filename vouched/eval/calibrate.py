@@ -272,7 +272,7 @@ def calibrate(assistant_or_engine: Any, cases: Iterable[Any], max_answerable_los
     engine = scorer.engine
     version = engine.store.current_version()
     if version is None:
-        raise CalibrationError(f"the store {scorer.config.store_path} has no corpus version: run `vouched ingest` first")
+        raise CalibrationError(f"the store {scorer.config.store_label} has no corpus version: run `vouched ingest` first")
     model_id = engine.embedder.model_id
     scored, notes, seen = [], [], {version.hash}
     for c in chosen:
@@ -557,7 +557,7 @@ def _prepare(golden_path: Path, config_path: Path | None, max_loss: float, plot_
     for label, kind in (("answerable", "answer"), ("must_refuse", "refuse_no_evidence")):
         if not any(c.label == label for c in chosen):
             raise CalibrationError(f"{golden_path} has no `{kind}` case: calibration needs both answerable and must-refuse cases")
-    if not cfg.store_path.exists():
+    if cfg.missing_store():
         raise CalibrationError(f"no store at {cfg.store_path}: run `vouched ingest -c {cfile}` first")
     return cases, cfile, cfg, Engine(cfg)
 
@@ -584,7 +584,7 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
         print(f"error: {exc}", file=sys.stderr)
         return CALIBRATE_EXIT_BAD_INPUT
     print_calibration(cal, con)
-    svg = Path(plot_path) if plot_path else cfg.store_path.parent / "calibration.svg"
+    svg = Path(plot_path) if plot_path else cfg.store_path.parent / "calibration.svg"  # beside the SQLite file, or .vouched/ for PostgreSQL
     svg.parent.mkdir(parents=True, exist_ok=True)
     svg.write_text(calibration_svg(cal), encoding="utf-8")
     con.print(f"picture: {svg}", highlight=False)

@@ -561,12 +561,12 @@ def build_assistant(config_path: Path | None):
     if cfg.answer.provider != "extractive":
         notes.append(f"answer.provider is {cfg.answer.provider!r}: the golden run uses the extractive generator")
         cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": "extractive"})})
-    if not cfg.store_path.exists():
+    if cfg.missing_store():
         raise GoldenInputError(f"no store at {cfg.store_path}: run `vouched ingest -c {config_path or 'vouched.toml'}` first")
     a = Assistant(cfg)
     version = a.engine.store.current_version()
     if version is None:
-        raise GoldenInputError(f"the store {cfg.store_path} has no corpus version: run `vouched ingest` first")
+        raise GoldenInputError(f"the store {cfg.store_label} has no corpus version: run `vouched ingest` first")
     notes.extend(cfg.check_calibration(version.embedding_model, version.hash))
     return a, version, notes
 

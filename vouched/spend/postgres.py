@@ -34,13 +34,16 @@ from __future__ import annotations
 import uuid
 from typing import Sequence
 
-from vouched.pg import PgConnections, check_schema, dsn_from, migrate, where
+from vouched.errors import ConfigError
+from vouched.pg import PgConnections, check_schema, dsn_from, migrate, require_psycopg, where
 from vouched.spend.budget import decide_reserve
 from vouched.spend.ratelimit import Limit, RateDecision, decide_rate
 
 __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE", "PostgresRateCounters", "PostgresSpendCounters", "migrate_counters"]
 
 MIGRATIONS_TABLE = "counter_migrations"
+LOCK_TIMEOUT_S = 5.0
+IDLE_TIMEOUT_S = 30.0
 
 # Append only. Never edit, reorder or remove an entry: add a new one.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -74,32 +77,45 @@ def migrate_counters(conn, schema: str, migrations: tuple[tuple[str, str], ...] 
 
 class _PgCounters:
     def __init__(self, dsn: str = "", *, schema: str = "vouched", pool_size: int = 4, connect_timeout_s: float = 2.0,
-                 wait_s: float = 10.0) -> None:
+                 wait_s: float = 10.0, lock_timeout_s: float = LOCK_TIMEOUT_S) -> None:
+        require_psycopg("[spend] backend")
         self.dsn = dsn_from(dsn)
         if not self.dsn:
-            raise ValueError('[spend] backend = "postgres" needs a dsn: set store.dsn in vouched.toml or VOUCHED_PG_DSN')
-        self.schema = check_schema(schema)
+            raise ConfigError('[spend] backend = "postgres" needs a dsn: set store.dsn in vouched.toml or VOUCHED_PG_DSN')
+        try:
+            self.schema = check_schema(schema)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         self.location = where(self.dsn, self.schema)
+        # A holder of a month's lock that stalls (a paused process) must not stall every request:
+        # waiting on a lock gives up after lock_timeout_s (the reserve then refuses: fail closed),
+        # and a transaction left idle is ended by the server, releasing its locks.
         self._pool = PgConnections(self.dsn, self.schema, max_size=pool_size, connect_timeout_s=connect_timeout_s,
-                                   wait_s=wait_s, setup=lambda conn: migrate_counters(conn, self.schema))
+                                   wait_s=wait_s, setup=lambda conn: migrate_counters(conn, self.schema),
+                                   settings={"lock_timeout": f"{int(lock_timeout_s * 1000)}ms",
+                                             "idle_in_transaction_session_timeout": f"{int(IDLE_TIMEOUT_S * 1000)}ms"})
 
     def close(self) -> None:
         self._pool.close()
 
 
 def _lock_month(db, month: str, now: float) -> tuple[int, int]:
-    """Take the month's row lock (creating the row on first use), reclaim its expired holds; (settled, reserved)."""
-    if db.execute("SELECT 1 FROM spend_months WHERE month = %s FOR UPDATE", (month,)).fetchone() is None:
+    """Take the month's row lock (creating the row on first use), reclaim its expired holds; (settled, reserved).
+
+    SELECT ... FOR UPDATE that had to wait returns the row as its last holder committed it;
+    after it, each statement's snapshot holds every change made under the lock before.
+    """
+    lock = "SELECT settled_micros, reserved_micros FROM spend_months WHERE month = %s FOR UPDATE"
+    row = db.execute(lock, (month,)).fetchone()
+    if row is None:
         db.execute("INSERT INTO spend_months (month) VALUES (%s) ON CONFLICT (month) DO NOTHING", (month,))
-        db.execute("SELECT 1 FROM spend_months WHERE month = %s FOR UPDATE", (month,))
-    # The lock is ours: this statement's snapshot holds every change made under it before.
-    row = db.execute(
+        row = db.execute(lock, (month,)).fetchone()
+    freed = int(db.execute(
         "WITH gone AS (DELETE FROM spend_reservations WHERE month = %s AND NOT settled AND expires_at <= %s "
-        "              RETURNING amount_micros) "
-        "UPDATE spend_months SET reserved_micros = reserved_micros - (SELECT COALESCE(SUM(amount_micros), 0) FROM gone) "
-        "WHERE month = %s RETURNING settled_micros, reserved_micros",
-        (month, now, month)).fetchone()
-    return int(row[0]), int(row[1])
+        "RETURNING amount_micros) SELECT COALESCE(SUM(amount_micros), 0) FROM gone", (month, now)).fetchone()[0])
+    if freed:  # (no write when nothing expired: the month's row is hot)
+        db.execute("UPDATE spend_months SET reserved_micros = reserved_micros - %s WHERE month = %s", (freed, month))
+    return int(row[0]), int(row[1]) - freed
 
 
 class PostgresSpendCounters(_PgCounters):

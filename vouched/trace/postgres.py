@@ -29,7 +29,9 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
-from vouched.pg import PgConnections, PgUnavailable, check_schema, dsn_from, migrate as pg_migrate, utc, where
+from vouched.pg import (
+    PgConnections, PgUnavailable, check_schema, dsn_from, migrate as pg_migrate, require_psycopg, utc, where,
+)
 from vouched.trace.store import (
     COLUMNS, MIN_PREFIX, AmbiguousTraceId, TraceNotFound, TraceStoreError, _as_dict, _now, utc_iso,
 )
@@ -110,6 +112,7 @@ class PostgresTraceStore:
 
     def __init__(self, dsn: str = "", *, schema: str = "vouched", clock: Callable[[], datetime] = _now,
                  pool_size: int = 4, connect_timeout_s: float = 3.0) -> None:
+        require_psycopg("[trace] backend")
         self.dsn = dsn_from(dsn)
         if not self.dsn:
             raise TraceStoreError('[trace] backend = "postgres" needs a dsn: set store.dsn in vouched.toml or VOUCHED_PG_DSN')
