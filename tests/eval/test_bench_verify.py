@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,3 +156,40 @@ def test_tuner_finds_a_separating_setting_and_agrees_with_decide():
     best, b = tune(feats, gold, lexical_only=True)
     assert b == 1.0
     assert [decide(f, best).verdict for f in feats] == gold
+
+
+def test_fit_is_deterministic_and_separates_a_toy_set():
+    from vouched.eval.bench_verify import _predict, fit_model
+    from vouched.guard.verify import analyse
+
+    base = ["Metformin increases insulin sensitivity in elderly patients.",
+            "Aspirin lowers fever in children with influenza.",
+            "Statins reduce cholesterol in adults with diabetes.",
+            "Vitamin D improves bone density in older women."]
+    cases = []
+    for s in base:
+        cases.append((s, s + " Other findings were minor.", "supported"))
+        cases.append((s, s.replace(" increases", " does not increase").replace(" lowers", " does not lower")
+                      .replace(" reduce", " do not reduce").replace(" improves", " does not improve")
+                      + " Other findings were minor.", "contradicted"))
+        cases.append((s, "The committee met in Geneva to discuss fishing quotas. Boats were counted.", "insufficient"))
+    feats = [analyse(c, [p], lang="en") for c, p, _ in cases]
+    gold = [g for *_, g in cases]
+    a, b = fit_model(feats, gold, embedded=False), fit_model(feats, gold, embedded=False)
+    assert np.array_equal(a.weights, b.weights) and np.array_equal(a.bias, b.bias)
+    assert [_predict(f, {"words": a}) for f in feats] == gold
+
+
+def test_run_bench_fit_and_save_on_a_tiny_copy(tiny, tmp_path):
+    from vouched.guard.verify import load_model
+
+    path = tmp_path / "model.json"
+    report = run_bench(tiny, HashingEmbedder(dim=128), lexical_only=True, progress=False, check=False, fit=True,
+                       save=True, model_path=path)
+    saved = json.loads(path.read_text())
+    assert set(saved["variants"]) == {"words"} and "cv5_balanced_accuracy" in report["fitted"]
+    assert saved["provenance"]["words"]["command"] == "vouched bench verify --fit --save"
+    assert report["per_pair_ms"]["analyse"] > 0
+    load_model.cache_clear()
+    with pytest.raises(BenchInputError):
+        run_bench(tiny, HashingEmbedder(dim=128), progress=False, check=False, fit=True, tune_on_train=True)

@@ -24,6 +24,7 @@ from vouched.guard.verify import (
 )
 
 LEX = VerifySettings()  # embedder=None → lexical support with its own threshold
+RULES = VerifySettings(model=False)  # the hand rules, which the English model replaces by default
 DIGITS = {
     "persian": str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹"),
     "arabic": str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"),
@@ -31,8 +32,8 @@ DIGITS = {
 }
 
 
-def verdict(claim: str, *passages: str, lang: str | None = None) -> str:
-    return verify_claim(claim, list(passages), lang=lang).verdict
+def verdict(claim: str, *passages: str, lang: str | None = None, settings: VerifySettings = RULES) -> str:
+    return verify_claim(claim, list(passages), lang=lang, settings=settings).verdict
 
 
 # --- cue files ---------------------------------------------------------------------------------
@@ -101,19 +102,21 @@ CASES = {
 def test_negation_and_opposites_per_language(lang):
     passage, same, negated, opposite = CASES[lang]
     assert verdict(same, passage, lang=lang) == "supported"
-    neg = verify_claim(negated, [passage], lang=lang)
+    neg = verify_claim(negated, [passage], lang=lang, settings=RULES)
     assert neg.verdict == "contradicted" and "negation:claim" in neg.cues, neg
-    opp = verify_claim(opposite, [passage], lang=lang)
+    opp = verify_claim(opposite, [passage], lang=lang, settings=RULES)
     assert opp.verdict == "contradicted" and "opposite:direction" in opp.cues, opp
 
 
 def test_negation_suffix_english():
-    v = verify_claim("Metformin doesn't increase insulin sensitivity.", ["Metformin increases insulin sensitivity."])
+    v = verify_claim("Metformin doesn't increase insulin sensitivity.", ["Metformin increases insulin sensitivity."],
+                     settings=RULES)
     assert v.verdict == "contradicted" and v.cues == ("negation:claim",)
 
 
 def test_negation_in_evidence_only():
-    v = verify_claim("Metformin increases insulin sensitivity.", ["Metformin did not increase insulin sensitivity."])
+    v = verify_claim("Metformin increases insulin sensitivity.", ["Metformin did not increase insulin sensitivity."],
+                     settings=RULES)
     assert v.cues == ("negation:evidence",) and v.verdict == "contradicted"
 
 
@@ -123,22 +126,23 @@ def test_both_negated_is_supported():
 
 
 def test_unrelated_passage_is_insufficient():
-    v = verify_claim("Metformin increases insulin sensitivity.", ["The committee met in Geneva to discuss fishing quotas."])
+    v = verify_claim("Metformin increases insulin sensitivity.", ["The committee met in Geneva to discuss fishing quotas."],
+                     settings=RULES)
     assert v.verdict == "insufficient" and v.reason.startswith("best support")
 
 
 def test_missing_entity_is_insufficient_when_the_rule_is_on():
     claim, passage = "IL-18 increases plaque instability.", "IL-6 increases plaque instability in mice."
-    v = judge(claim, [passage], settings=VerifySettings(entity_rule=True))
+    v = judge(claim, [passage], settings=VerifySettings(entity_rule=True, model=False))
     assert v.verdict == "insufficient" and v.cues == ("entity:il-18",)
     # off (the default): the number 18 is still a value the passage does not state
-    assert verify_claim(claim, [passage]).cues == ("value:18",)
+    assert verify_claim(claim, [passage], settings=RULES).cues == ("value:18",)
 
 
 def test_coverage_counts_words_anywhere_in_the_cited_passages():
     claim = "Metformin increases insulin sensitivity in elderly diabetic patients."
     one = "Metformin increases insulin sensitivity."
-    strict = VerifySettings(coverage_threshold=0.7, lexical_threshold=0.3)
+    strict = VerifySettings(coverage_threshold=0.7, lexical_threshold=0.3, model=False)
     assert judge(claim, [one], settings=strict).reason.startswith("the cited passages hold 57%")
     assert judge(claim, [one + " Patients were elderly and diabetic."], settings=strict).verdict == "supported"
 
@@ -146,20 +150,21 @@ def test_coverage_counts_words_anywhere_in_the_cited_passages():
 def test_opposite_found_in_a_later_window_sentence_becomes_the_span():
     claim = "Metformin increases insulin sensitivity in elderly patients."
     passage = "Metformin and insulin sensitivity in elderly patients were studied. Insulin sensitivity fell: metformin reduced it."
-    v = verify_claim(claim, [passage])
+    v = verify_claim(claim, [passage], settings=RULES)
     assert v.verdict == "contradicted" and v.cues == ("opposite:direction",)
     assert "reduced" in v.span.text
-    assert judge(claim, [passage], settings=VerifySettings(window=1)).verdict == "supported"
+    assert judge(claim, [passage], settings=VerifySettings(window=1, model=False)).verdict == "supported"
 
 
 def test_number_absent_from_cited_passages():
     passage = "Of the patients, 32% discontinued the treatment."
     assert verdict("32% of patients discontinued the treatment.", passage) == "supported"
-    v = verify_claim("61% of patients discontinued the treatment.", [passage])
-    assert v.verdict == "insufficient" and v.cues == ("value:61",)
-    strict = VerifySettings(values="contradicted")
+    for s in (RULES, LEX):  # the values rule also overrules the model's "supported"
+        v = verify_claim("61% of patients discontinued the treatment.", [passage], settings=s)
+        assert v.verdict == "insufficient" and v.cues == ("value:61",)
+    strict = VerifySettings(values="contradicted", model=False)
     assert judge("61% of patients discontinued the treatment.", [passage], settings=strict).verdict == "contradicted"
-    off = VerifySettings(values="ignore")
+    off = VerifySettings(values="ignore", model=False)
     assert judge("61% of patients discontinued the treatment.", [passage], settings=off).verdict == "supported"
 
 
@@ -287,3 +292,58 @@ def test_claim_equal_to_a_sentence_is_never_insufficient_for_lack_of_support(cla
     v = verify_claim(claim, [" ".join([*sents, claim])], lang="en")
     assert not v.reason.startswith("best support")
     assert v.verdict in ("supported", "insufficient") or v.cues  # contradicted only with a named cue
+
+
+# --- the fitted model (English) ----------------------------------------------------------------
+
+
+def test_shipped_model_file_has_both_variants_and_provenance():
+    import json
+
+    from vouched.guard.verify import MODEL_FEATURES, load_model
+
+    raw = json.loads(resources.files("vouched.guard.verify_words").joinpath("model.json").read_text("utf-8"))
+    models = load_model()
+    assert set(models) == {"words", "embed"}
+    for name, m in models.items():
+        prov = raw["provenance"][name]
+        assert "train" in prov["trained_on"] and "test claims never used" in prov["trained_on"]
+        assert prov["command"].startswith("vouched bench verify --fit --save")
+        assert set(m.features) <= set(MODEL_FEATURES) and m.weights.shape == (len(m.features), 3)
+        assert np.all(m.scale > 0)
+    assert not any(f.startswith(("cos_", "flip_")) for f in models["words"].features)
+    assert any(f.startswith("flip_") for f in models["embed"].features)
+
+
+def test_model_reads_english_negation_and_direction_and_explains_itself():
+    passage, same, negated, opposite = CASES["en"]
+    assert verdict(same, passage, settings=LEX) == "supported"
+    neg = verify_claim(negated, [passage], lang="en")
+    assert neg.verdict == "contradicted" and neg.cues[0] == "negation:claim" and neg.reason.startswith("model (")
+    opp = verify_claim(opposite, [passage], lang="en")
+    assert opp.verdict == "contradicted" and opp.cues[0] == "opposite:direction"
+    far = verify_claim("Metformin increases insulin sensitivity.", ["The committee met in Geneva to discuss fishing quotas."])
+    assert far.verdict == "insufficient" and far.reason.startswith("model (")
+
+
+def test_other_languages_never_reach_the_model():
+    passage, same, negated, _ = CASES["es"]
+    for claim in (same, negated):
+        assert not verify_claim(claim, [passage], lang="es").reason.startswith("model")
+
+
+def test_flip_claim():
+    from vouched.guard.verify import flip_claim
+
+    assert flip_claim("Aspirin does not reduce fever.") == "Aspirin does reduce fever."
+    assert flip_claim("Aspirin increases bleeding.") == "Aspirin decreases bleeding."
+    assert flip_claim("Aspirin is used in children.") == "Aspirin is not used in children."
+    assert flip_claim("Aspirin for ۴۰ children.") == "It is not true that aspirin for 40 children."
+
+
+def test_model_with_an_embedder_embeds_the_flipped_claim():
+    emb = _FixedEmbedder()
+    v = verify_claim("Metformin increases insulin sensitivity.", ["Metformin increases insulin sensitivity."],
+                     embedder=emb, lang="en")
+    assert emb.calls[0] == ("q", ["Metformin increases insulin sensitivity.", "Metformin decreases insulin sensitivity."])
+    assert v.reason.startswith("model (")
