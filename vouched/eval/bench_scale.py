@@ -341,7 +341,7 @@ def plot(results: list[dict], path: Path) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
     for backend in BACKENDS:
         rs = sorted((r for r in results if r["backend"] == backend and "p50_ms" in r), key=lambda r: r["size"])
         if rs:
@@ -356,7 +356,7 @@ def plot(results: list[dict], path: Path) -> Path | None:
     ax.set_ylabel("hybrid query latency (ms, excluding query embedding)")
     ax.set_title("vouched bench scale (red: p50 targets)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # outside: the targets stay visible
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
