@@ -150,6 +150,12 @@ class GuardSettings(_Section):
                     "one-word questions through; 0 turns the check off.")
     partial_answers: bool = Field(
         default=True, description="Answer the parts of a multi-part question the sources cover, and say which they do not.")
+    out_of_force_check: bool = Field(
+        default=True,
+        description="L2: after the threshold passes, search again over drafts and every validity period; when the best "
+                    "passage there is out of force at the question's date, beats every in-force passage, and belongs to "
+                    "another document (not a version of the in-force best), refuse for lack of evidence instead of "
+                    "answering from a neighbour. One extra retrieval per answered question.")
 
 
 class ModelPrice(_Section):

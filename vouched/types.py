@@ -78,6 +78,7 @@ class SearchFilters:
     langs: tuple[str, ...] | None = None  # None: every language
     as_of: date | None = None  # None: today
     include_drafts: bool = False
+    any_time: bool = False  # ignore validity dates and supersession (the L2 out-of-force check only)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,15 @@ class StoreSuite:
             then = search(store, "lighthouse lantern checked keeper policy", SearchFilters(as_of=date(2023, 6, 1)))
             assert "old#0" in then and "new#0" not in then and "older#0" in then
 
+    def test_any_time_ignores_dates_and_supersedes_but_not_tenant_or_drafts(self, store):
+        q = "lighthouse lantern checked keeper policy"
+        for search in (self.kw, self.dense):
+            every = search(store, q, SearchFilters(as_of=date(2025, 6, 1), any_time=True))
+            assert {"old#0", "new#0", "older#0"} <= set(every)
+            assert "other#0" not in every and "draft#0" not in every
+            with_drafts = search(store, q, SearchFilters(as_of=date(2025, 6, 1), any_time=True, include_drafts=True))
+            assert "draft#0" in with_drafts and "other#0" not in with_drafts
+
     def test_language_filter(self, store):
         f = SearchFilters(langs=("es",), as_of=date(2025, 6, 1))
         assert self.dense(store, "faro linterna", f) == ["delta#0"]

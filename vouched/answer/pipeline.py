@@ -27,7 +27,7 @@ from vouched.answer.extractive import ExtractiveGenerator, stream_of
 from vouched.answer.records import record_sentences, record_sources, select_records
 from vouched.config import Config
 from vouched.guard.prompt import PromptSource, build_messages, fit_sources, source_budget
-from vouched.guard.threshold import decide, scoring_queries
+from vouched.guard.threshold import decide, out_of_force_winner, scoring_queries
 from vouched.retrieve.fusion import fused_order, rrf
 from vouched.spend.budget import SpendGate
 from vouched.types import Passage, SearchFilters, SearchResult
@@ -368,7 +368,20 @@ class Pipeline:
             aug = await asyncio.to_thread(self._search, f"{question} {cfg.subject.name}", filters, lang)
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
         trace.retrieved = _trace_rows(passages)
-        if not decision.passed:
+        refuse = not decision.passed
+        if not refuse and cfg.guard.out_of_force_check:
+            t = time.perf_counter()
+            wide = await asyncio.to_thread(self._search, plan_question,
+                                           dataclasses.replace(filters, any_time=True, include_drafts=True), lang)
+            oof = out_of_force_winner(best.passages, wide.passages, as_of or date.today())
+            trace.stages_ms["out_of_force"] = (time.perf_counter() - t) * 1000
+            if oof is not None:
+                refuse = True
+                trace.warnings.append(
+                    f"L2 out of force: the best source, {oof.doc_id} ({oof.why}, evidence {oof.evidence:.3f}), beats "
+                    f"every in-force source (best {oof.in_force_doc_id}, {oof.in_force_evidence:.3f}) and is not a "
+                    f"version of it")
+        if refuse:
             if about_subject:
                 trace.route = "records_summary"
                 async for e in self._records(trace, "overview", lang, tenant):

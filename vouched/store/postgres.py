@@ -273,9 +273,12 @@ class PostgresStore:
     @staticmethod
     def _filter_sql(f: SearchFilters) -> tuple[str, list]:
         day = f.as_of or date.today()
-        sql = (" AND c.tenant = %s AND (c.effective_from IS NULL OR c.effective_from <= %s)"
-               " AND (c.effective_to IS NULL OR c.effective_to >= %s) AND (c.superseded_from IS NULL OR c.superseded_from > %s)")
-        args: list = [f.tenant, day, day, day]
+        sql = " AND c.tenant = %s"
+        args: list = [f.tenant]
+        if not f.any_time:
+            sql += (" AND (c.effective_from IS NULL OR c.effective_from <= %s)"
+                    " AND (c.effective_to IS NULL OR c.effective_to >= %s) AND (c.superseded_from IS NULL OR c.superseded_from > %s)")
+            args += [day, day, day]
         if not f.include_drafts:
             sql += " AND NOT c.draft"
         if f.langs is not None:

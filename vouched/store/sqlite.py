@@ -146,8 +146,9 @@ class _Rows:
             m &= np.isin(self.lang, codes)
         if not f.include_drafts:
             m &= ~self.draft
-        day = (f.as_of or date.today()).toordinal()
-        m &= (self.eff_from <= day) & (self.eff_to >= day) & (self.sup_from > day)
+        if not f.any_time:
+            day = (f.as_of or date.today()).toordinal()
+            m &= (self.eff_from <= day) & (self.eff_to >= day) & (self.sup_from > day)
         return m
 
 
@@ -366,9 +367,12 @@ class SQLiteStore:
     @staticmethod
     def _filter_sql(f: SearchFilters) -> tuple[str, list]:
         day = (f.as_of or date.today()).isoformat()
-        sql = " AND c.tenant = ? AND (c.effective_from IS NULL OR c.effective_from <= ?)" \
-              " AND (c.effective_to IS NULL OR c.effective_to >= ?) AND (c.superseded_from IS NULL OR c.superseded_from > ?)"
-        args: list = [f.tenant, day, day, day]
+        sql = " AND c.tenant = ?"
+        args: list = [f.tenant]
+        if not f.any_time:
+            sql += " AND (c.effective_from IS NULL OR c.effective_from <= ?)" \
+                   " AND (c.effective_to IS NULL OR c.effective_to >= ?) AND (c.superseded_from IS NULL OR c.superseded_from > ?)"
+            args += [day, day, day]
         if not f.include_drafts:
             sql += " AND c.draft = 0"
         if f.langs is not None:
