@@ -114,10 +114,19 @@ def test_strip_controls_removes_what_it_flags_and_nothing_else(base, inserts):
         assert clean == base
 
 
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cf", "Cs")), max_size=80))
+# The whole Tags block (U+E0000–U+E007F) is hidden text, whatever its general category:
+# U+E0000 and U+E0002–U+E001F are unassigned (Cn), not Cf, and are stripped all the same.
+_NO_FORMAT = st.characters(codec="utf-8", exclude_categories=("Cf", "Cs")).filter(lambda c: not 0xE0000 <= ord(c) <= 0xE007F)
+
+
+@given(st.text(alphabet=_NO_FORMAT, max_size=80))
 @settings(max_examples=300, deadline=None)
 def test_text_without_format_characters_is_untouched(text):
     assert strip_controls(text) == (text, ())
+
+
+def test_unassigned_tag_block_characters_are_stripped_too():
+    assert strip_controls("a\U000e0000b") == ("ab", ("control:tag",))
 
 
 def _chunk(cid, flags=()):

@@ -43,13 +43,16 @@ Once a verdict is not ok the gate is closed: the caller stops the stream, and la
 ``feed``/``finish`` calls return ``[]`` and ignore their input (``closed`` is True,
 ``failed`` holds that verdict). ``finish()`` also closes the gate.
 
-Cost: chunks are appended to a list and joined only when terminal punctuation (or a line
-break) has arrived with enough text after it; then ``split_sentences`` runs over the
-held text only — about one split per sentence, not one per chunk — and each source's
-value set was computed once, in the constructor. Full stops that cannot end a sentence
-("3.5", "x.com") trigger nothing; those that might but do not ("e.g. ", "Dr. ") cost one
-extra split each, over the held text — so one endless sentence full of them costs more
-than linear time; the pipeline's output length limit bounds that.
+Cost: chunks are appended to a list and joined only when a sentence may have ended;
+most chunks cost one length comparison (terminal punctuation is looked for lazily, with
+the result of looking at each chunk on arrival — see ``feed``); then
+``first_sentence_end`` runs over the held text only — about one split per sentence, not
+one per chunk — and each source's value set was computed once, in the constructor. Full
+stops that cannot end a sentence ("3.5", "x.com") trigger nothing; those that might but
+do not ("e.g. ", "Dr. ") cost one extra split each, over the held text — so one endless
+sentence full of them costs more than linear time; the pipeline's output length limit
+bounds that. tests/guard/test_gate_fastpaths.py keeps the plain algorithm this one
+replaced and checks, feed by feed, that both give the same verdicts.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ _WINDOW = 256  # first window split per sentence; doubled while no boundary is i
 
 _MARKER_BODY = r"\[\s*\d+(?:\s*(?:[,،;]|[-–])\s*\d+)*\s*\]"
 _MARKER = re.compile(_MARKER_BODY)
+_MARKER_SPLIT = re.compile(f"({_MARKER_BODY})")
 _MARKER_STRIP = re.compile(rf"[ \t\u00a0]*{_MARKER_BODY}")
 _MARKER_PART = re.compile(r"\d+(?:\s*[-–]\s*\d+)?")
 _PARTIAL_MARKER = re.compile(r"\[[\s\d,،;\-–]*\Z")
@@ -93,7 +97,6 @@ _WORD_TOKEN = re.compile(r"\S*?[^\W_]\S*")
 _TERMINAL = re.compile(r"[.!?…．]+(?![^\s\"'”’»)\]」』）】》〉\[])|[؟۔।॥。！？\n]")
 _TERMINAL_CHAR = re.compile(r"[.!?…．؟۔।॥。！？\n]")
 _SPACES = re.compile(r"\s*")
-_TERMINAL_CHARS = frozenset(".!?…．؟۔।॥。！？\n")
 # The splitter's look-ahead: spaces, opening quotes/brackets, then the next character.
 _NEXT = re.compile(r"\s*[\"'“‘«¿¡(]*")
 # From terminal punctuation to where the next sentence would start: the rest of the
@@ -103,18 +106,20 @@ _AFTER_TERMINAL = re.compile(
 )
 
 
-def _find_terminal(buf: str, pos: int) -> int:
-    """``_TERMINAL.search(buf, pos).start()``, or -1 — several times faster.
-
-    A plain character class finds each candidate at C speed and ``_TERMINAL`` is only
-    matched there; searching with ``_TERMINAL`` itself tries its look-ahead everywhere.
-    """
-    while (hit := _TERMINAL_CHAR.search(buf, pos)) is not None:
-        start = hit.start()
-        if _TERMINAL.match(buf, start) is not None:
-            return start
-        pos = start + 1
-    return -1
+_AFTER = LOOKAHEAD + 1  # a boundary is settled this far past _AFTER_TERMINAL's end
+# ``_TERMINAL.search`` then ``_AFTER_TERMINAL.match`` from where it found terminal
+# punctuation, in one search: start() is the terminal, end() where _AFTER_TERMINAL ends.
+# It starts with a plain class, so the regex engine skips to the next terminal character
+# at C speed (``_TERMINAL`` starts with a branch: a search with it tries its look-ahead at
+# every position). An "always" terminal stands alone; a "." (or "!", "?", "…") run must
+# be followed by a space, a closer, a marker or the end. Past its first character
+# _AFTER_TERMINAL goes on the same way (a punctuation run absorbs the rest of itself),
+# except after a line break, where only spaces and opening quotes follow.
+_AFTER_REST = _AFTER_TERMINAL.pattern
+_TERMINAL_SPAN = re.compile(
+    r"[.!?…．؟۔।॥。！？\n](?:(?<=\n)\s*[\"'“‘«¿¡(]*|(?<=[؟۔।॥。！？])" + _AFTER_REST
+    + r"|(?=[.!?…．]*(?![^\s\"'”’»)\]」』）】》〉\[]))" + _AFTER_REST + ")"
+)
 
 
 class GateVerdict(NamedTuple):
@@ -133,25 +138,33 @@ def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...
     """(cited numbers, first out-of-range marker as written or None, stripped sentence)."""
     if "[" not in sentence:
         return (), None, sentence.strip()
-    cited: dict[int, None] = {}
-    kept: list[str] = []
-    prev = 0
-    for m in _MARKER.finditer(sentence):
-        marker = m.group(0)
+    # [text, marker, text, marker, ..., text]: the matches of _MARKER.finditer, in one call.
+    pieces = _MARKER_SPLIT.split(sentence)
+    if len(pieces) == 3:  # one marker, the usual case
+        marker = pieces[1]
         inner = marker[1:-1]
         if inner.isdigit():  # the common "[3]"; int() reads Persian/Arabic-Indic digits too
-            if int(inner) not in given:
+            i = int(inner)
+            if i not in given:
+                return (), marker, ""
+            return (i,), None, (pieces[0].rstrip(" \t\u00a0") + pieces[2]).strip()
+    cited: dict[int, None] = {}
+    for k in range(1, len(pieces), 2):
+        marker = pieces[k]
+        inner = marker[1:-1]
+        if inner.isdigit():
+            i = int(inner)
+            if i not in given:
                 return tuple(cited), marker, ""
-            cited[int(inner)] = None
+            cited[i] = None
         else:
             for a, b in map(_span, _MARKER_PART.findall(marker)):
                 if b < a or b - a > len(given) or any(i not in given for i in range(a, b + 1)):
                     return tuple(cited), marker, ""
                 cited.update(dict.fromkeys(range(a, b + 1)))
-        kept.append(sentence[prev : m.start()].rstrip(" \t\u00a0"))
-        prev = m.end()
-    kept.append(sentence[prev:])
-    return tuple(cited), None, "".join(kept).strip()
+        pieces[k - 1] = pieces[k - 1].rstrip(" \t\u00a0")
+        pieces[k] = ""
+    return tuple(cited), None, "".join(pieces).strip()
 
 
 def _span(part: str) -> tuple[int, int]:
@@ -174,9 +187,9 @@ def word_count(text: str) -> float:
     return len(_WORD_TOKEN.findall(text)) + han * 2 / 3
 
 
-def _verdict(sentence: str, cited: tuple[int, ...], rule: str | None = None,
-             value: str | None = None, released: str = "") -> GateVerdict:
-    return GateVerdict(sentence, released if rule is None else "", cited, rule is None, rule, value)
+# GateVerdict(...) runs the NamedTuple's Python-level __new__; tuple.__new__ builds the
+# same object directly (one is built per sentence on the streaming path).
+_tuple_new = tuple.__new__
 
 
 def _check(
@@ -188,21 +201,28 @@ def _check(
 ) -> GateVerdict:
     cited, bad, text = _markers(sentence, given)
     if bad is not None:
-        return _verdict(sentence, cited, "marker_range", bad)
+        return _tuple_new(GateVerdict, (sentence, "", cited, False, "marker_range", bad))
     values = value_spans(text)
     if not cited and (values or word_count(text) >= min_words):
-        return _verdict(sentence, cited, "missing_marker", values[0][1] if values else None)
+        return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
+                                        values[0][1] if values else None))
     if values:
-        pools = [values_of(i) for i in cited]
-        for _kind, raw, canonical in values:
-            if not any(canonical in pool for pool in pools):
-                return _verdict(sentence, cited, "unsupported_value", raw)
+        if len(cited) == 1:
+            pool = values_of(cited[0])
+            for _kind, raw, canonical in values:
+                if canonical not in pool:
+                    return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_value", raw))
+        else:
+            pools = [values_of(i) for i in cited]
+            for _kind, raw, canonical in values:
+                if not any(canonical in pool for pool in pools):
+                    return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_value", raw))
     word = first_person_word(text, lang)
     if word is not None:
-        return _verdict(sentence, cited, "first_person", word)
+        return _tuple_new(GateVerdict, (sentence, "", cited, False, "first_person", word))
     if NO_ANSWER in sentence:
-        return _verdict(sentence, cited, "no_answer", NO_ANSWER)
-    return _verdict(sentence, cited, released=text)
+        return _tuple_new(GateVerdict, (sentence, "", cited, False, "no_answer", NO_ANSWER))
+    return _tuple_new(GateVerdict, (sentence, text, cited, True, None, None))
 
 
 def check_sentence(
@@ -236,6 +256,7 @@ class SentenceGate:
         if min_words_for_marker < 1:
             raise ValueError("min_words_for_marker must be at least 1")
         self._values = {int(i): source_values(text) for i, text in sources.items()}
+        self._value_set = self._values.__getitem__
         self._lang = lang
         self._min_words = min_words_for_marker
         # The stream so far, as chunks joined only when a sentence may have ended (so
@@ -244,14 +265,21 @@ class SentenceGate:
         self._parts: list[str] = []
         self._len = 0
         self._off = 0  # start of the held text
-        self._need = -1  # try to cut at this length; -1: wait for terminal punctuation
+        # Feeding only appends while the text is shorter than ``_need``; at ``_need`` the
+        # gate tries to cut (or, while scanning, looks at the chunks since ``_scan``).
+        # -1 once closed. See ``feed``.
+        self._need = _AFTER + 1
+        self._scan = 0  # offset of the first chunk not yet scanned; -1: not scanning
+        self._scan_part = 0  # its index in _parts
+        self._clean = True  # no terminal punctuation in the held text before _scan
+        self._from = -1  # where the held text's first terminal may be; -1: not known
         self._failed: GateVerdict | None = None
         self._closed = False
 
     @property
     def pending(self) -> str:
         """Held text not yet checked."""
-        return self._text()[self._off :]
+        return "".join(self._parts)[self._off :]  # joining in place would lose the chunks
 
     @property
     def closed(self) -> bool:
@@ -264,24 +292,76 @@ class SentenceGate:
         return self._failed
 
     def feed(self, chunk: str) -> list[GateVerdict]:
-        """Verdicts of every sentence this chunk completes (0, 1 or more)."""
+        """Verdicts of every sentence this chunk completes (0, 1 or more).
+
+        The gate waits for terminal punctuation: each chunk is scanned for it (in the
+        chunk alone — a "." at a chunk's end counts until the next chunk says otherwise),
+        and the first one found sets the length at which a cut is tried (past the
+        punctuation, closers and markers, plus ``LOOKAHEAD``). Scanning is done lazily,
+        with the same result: the terminal at offset ``a`` cannot ask for fewer than
+        ``a + LOOKAHEAD + 2`` characters, so chunks are only appended until the text
+        reaches that length counted from the first unscanned chunk, and are then scanned
+        one by one as they would have been on arrival. Most chunks cost one comparison.
+        """
+        n = self._len + len(chunk)
+        if n < self._need:
+            self._parts.append(chunk)
+            self._len = n
+            return []
         if self._closed or not chunk:
             return []
-        self._parts.append(chunk)
-        n = self._len = self._len + len(chunk)
-        need = self._need
-        if need < 0:  # nothing can end a sentence until terminal punctuation arrives
-            if _TERMINAL_CHARS.isdisjoint(chunk):  # twice as fast as the regex on a chunk
+        parts = self._parts
+        parts.append(chunk)
+        self._len = n
+        if self._scan >= 0:
+            # Scan the chunks fed since _scan, each on its own as it arrived. The first
+            # terminal character of them all tells which chunk to start with.
+            first = self._scan_part
+            last = len(parts)
+            region = "".join(parts[first:]) if last - first > 1 else chunk
+            # (On ASCII text four ``in`` tests — memchr — rule most regions out faster.)
+            if region.isascii() and not (
+                "." in region or "!" in region or "?" in region or "\n" in region
+            ):
+                hit = None
+            else:
+                hit = _TERMINAL_CHAR.search(region)
+            if hit is None:
+                self._scan = n
+                self._scan_part = last
+                self._need = n + _AFTER + 1
                 return []
-            at = _find_terminal(chunk, 0)
-            if at < 0:
+            pos = hit.start()
+            start = self._scan
+            i = first
+            while pos >= len(parts[i]):
+                pos -= len(parts[i])
+                start += len(parts[i])
+                i += 1
+            while True:
+                part = parts[i]
+                m = _TERMINAL_SPAN.search(part, pos)
+                if m is not None:
+                    break
+                i += 1
+                if i == last:  # "3." + "5": no terminal after all
+                    self._scan = n
+                    self._scan_part = last
+                    self._need = n + _AFTER + 1
+                    return []
+                start += len(part)
+                pos = 0
+            # The text ended with this chunk then: its _AFTER_TERMINAL end is the chunk's.
+            need = self._need = m.end() + start + _AFTER
+            self._scan = -1
+            # No terminal before it since the last search from the held text's first
+            # word, if that search went through (and this is not a line break, which
+            # that first word may come after): the next search can start here.
+            if self._clean and part[m.start()] != "\n":
+                self._from = start + m.start()
+            if n < need:
                 return []
-            # The terminal found in the chunk is the buffer's first one from there (the
-            # buffer ends where the chunk does): compute the wait without searching again.
-            need = self._need = _AFTER_TERMINAL.match(self._text(), n - len(chunk) + at).end() + LOOKAHEAD + 1
-        if n < need:
-            return []
-        return self._drain(final=False)
+        return self._drain_live()
 
     def finish(self) -> list[GateVerdict]:
         """Verdicts of the rest of the stream; closes the gate."""
@@ -289,79 +369,146 @@ class SentenceGate:
             return []
         out = self._drain(final=True)
         self._closed = True
+        self._need = -1
         return out
 
     def _text(self) -> str:
-        if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
+        parts = self._parts
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+        return parts[0] if parts else ""
 
     def _advance(self, pos: int) -> None:
         """Mark everything before ``pos`` as checked; drop it once it is most of the text."""
         self._off = pos
+        self._from = -1
         if pos > 4096 and 2 * pos > self._len:
             self._parts = [self._text()[pos:]]
             self._len -= pos
             self._off = 0
 
-    def _arm(self, start: int) -> None:
-        """Wait for the first terminal punctuation at or after ``start``, plus look-ahead."""
-        buf = self._text()
-        at = _find_terminal(buf, start)
-        if at < 0:
-            self._need = -1
-        else:
-            self._need = _AFTER_TERMINAL.match(buf, at).end() + LOOKAHEAD + 1
-
-    def _drain(self, final: bool) -> list[GateVerdict]:
+    def _drain_live(self) -> list[GateVerdict]:
+        """Cut and check every held sentence whose end is settled (``_next_cut`` without
+        ``final``, ``_cut_in`` and ``_advance`` inlined: this runs once per sentence)."""
         out: list[GateVerdict] = []
-        while self._failed is None:
-            cut = self._next_cut(final)
-            if cut is None:
-                break
-            piece = self._text()[self._off : cut].strip()
-            self._advance(cut)
+        parts = self._parts
+        while True:
+            if len(parts) > 1:
+                buf = "".join(parts)
+                parts[:] = [buf]
+            else:
+                buf = parts[0]
+            off = self._off
+            n = len(buf)
+            # Line breaks before the first word end nothing: look past them. (Text only
+            # grows, and a "." only ever stops being terminal, so a terminal found once
+            # bounds the search until the held text changes: ``_from``.)
+            at = self._from
+            hit = _TERMINAL_SPAN.search(buf, at if at >= 0 else _SPACES.match(buf, off).end())
+            if hit is None:  # wait for terminal punctuation in the chunks to come
+                self._scan = n
+                self._scan_part = 1
+                self._need = n + _AFTER + 1
+                self._clean = True
+                return out
+            self._from = at = hit.start()
+            need = hit.end() + _AFTER
+            if n < need:
+                self._scan = -1
+                self._need = need
+                return out
+            size = need - off  # the least text that can settle the first boundary
+            # Before the first terminal the splitter cuts nowhere, unless a "«" (a closer
+            # to it, not to _TERMINAL) follows a full stop: start its scan there.
+            at -= off
+            if "«" in buf[off:at + off]:
+                at = 0
+            while True:  # _cut_in(window, at_end=False), growing the window as _next_cut did
+                window = buf[off : off + size]
+                first = first_sentence_end(window, at)
+                need_in = -1
+                if first is not None and first[1]:
+                    end = first[0]
+                    nxt = _NEXT.match(window, end).end()
+                    if len(window) - nxt <= LOOKAHEAD:
+                        need_in = nxt + LOOKAHEAD + 1
+                    elif _PARTIAL_MARKER.match(window, nxt):
+                        need_in = len(window) + 1
+                    else:
+                        break  # settled: cut at end
+                if off + size >= n:  # the window is all the text: wait
+                    if need_in >= 0:
+                        self._scan = -1
+                        self._need = off + need_in
+                    else:
+                        # No boundary yet: wait for terminal punctuation near or past the end.
+                        hit = _TERMINAL_SPAN.search(buf, max(_SPACES.match(buf, off).end(), n - LOOKAHEAD))
+                        if hit is None:
+                            self._scan = n
+                            self._scan_part = 1
+                            self._need = n + _AFTER + 1
+                            self._clean = False
+                        else:
+                            self._scan = -1
+                            self._need = hit.end() + _AFTER
+                    return out
+                size *= 2
+            cut = off + end
+            piece = buf[off:cut].strip()
+            self._off = cut  # _advance(cut)
+            self._from = -1
+            if cut > 4096 and 2 * cut > self._len:
+                parts[:] = [buf[cut:]]
+                self._len -= cut
+                self._off = 0
             if piece:
-                verdict = _check(piece, self._values, self._values.__getitem__,
-                                 self._lang, self._min_words)
+                verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words)
                 out.append(verdict)
-                if not verdict.ok:
+                if not verdict[3]:  # ok
                     self._failed = verdict
                     self._closed = True
+                    self._need = -1
+                    return out
+
+    def _drain(self, final: bool) -> list[GateVerdict]:
+        """Verdicts of the held sentences that are settled (all of them when ``final``)."""
+        if not final:
+            return self._drain_live()
+        out: list[GateVerdict] = []
+        values = self._values
+        while True:
+            cut = self._next_cut()
+            if cut is None:
+                break
+            piece = self._parts[0][self._off : cut].strip()  # _next_cut joined the parts
+            self._advance(cut)
+            if piece:
+                verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words)
+                out.append(verdict)
+                if not verdict[3]:  # ok
+                    self._failed = verdict
+                    self._closed = True
+                    self._need = -1
+                    break
         return out
 
-    def _next_cut(self, final: bool) -> int | None:
-        """End of the first held sentence, once no later chunk can move it."""
-        buf, off = self._text(), self._off
-        if final and not buf[off:].strip():
-            self._advance(len(buf))
+    def _next_cut(self) -> int | None:
+        """End of the first held sentence, the stream having ended (while it runs,
+        ``_drain_live`` also waits until no later chunk can move the end)."""
+        buf = self._text()
+        off = self._off
+        n = len(buf)
+        if not buf[off:].strip():
+            self._advance(n)
             return None
         size = _WINDOW
-        if not final:
-            # Line breaks before the first word end nothing: look past them.
-            at = _find_terminal(buf, _SPACES.match(buf, off).end())
-            if at < 0:
-                self._need = -1
-                return None
-            need = _AFTER_TERMINAL.match(buf, at).end() + LOOKAHEAD + 1
-            if len(buf) < need:
-                self._need = need
-                return None
-            size = need - off  # the least text that can settle the first boundary
         while True:
-            whole = off + size >= len(buf)
-            cut, need_in = _cut_in(buf[off : off + size], final and whole)
+            whole = off + size >= n
+            cut, _ = _cut_in(buf[off : off + size], whole)
             if cut is not None or whole:
                 break
             size *= 2
-        if cut is not None:
-            return off + cut
-        if not final:
-            if need_in is not None:
-                self._need = off + need_in
-            else:  # no boundary yet: wait for terminal punctuation near or past the end
-                self._arm(max(_SPACES.match(buf, off).end(), len(buf) - LOOKAHEAD))
-        return None
+        return None if cut is None else off + cut
 
 
 def _cut_in(window: str, at_end: bool) -> tuple[int | None, int | None]:

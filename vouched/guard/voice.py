@@ -106,6 +106,8 @@ class _Lexicon:
     words: re.Pattern[str] | None  # whole-word entries
     chars: re.Pattern[str] | None  # Chinese character scan
     english: bool  # English is among the lists: an "i"/"us" hit may be a false friend
+    # The whole-word entries in the separator form (see _sep_re), instead of ``words``.
+    sep: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
 
 @lru_cache(maxsize=None)
@@ -236,13 +238,85 @@ def _lexicon(langs: tuple[str, ...]) -> _Lexicon:
             exceptions += excs
         else:
             words.extend(entries)
-    return _Lexicon(_word_re(words), _char_re(chars, exceptions), english="en" in langs)
+    sep = _sep_re(words)
+    return _Lexicon(None if sep else _word_re(words), _char_re(chars, exceptions),
+                    english="en" in langs, sep=sep)
+
+
+# Characters that are word characters (_W) but not letters or digits: combining marks.
+_MARKS = r"[\u0300-\u036f]|[\u0900-\u0903]|[\u093a-\u094f]|[\u0951-\u0957]|\u0962|\u0963"
+_W_RE = re.compile(_W)
+# Common letters of Latin-script text: a lexicon with many entries starting with them
+# (Spanish, Portuguese) makes _word_re try a match at most positions of a sentence.
+_FREQUENT = frozenset("etaoinsrh")
+
+
+def _sep_re(entries: list[str], always: bool = False) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """The same matcher as ``_word_re``, found from the other side: an entry starts the
+    text, or follows a character that is not a word character (and not an apostrophe
+    glued to one) — (one anchored at 0, one searched for such a character, the entry in
+    group 1). The search then stops only at spaces and punctuation, not at every
+    letter, which pays when most letters start some entry. None where it does not pay,
+    or where an entry does not start with a word character (the separator would be
+    part of it). ``always``: whether it pays or not (tests).
+    """
+    if not entries:
+        return None
+    ordered = sorted(set(entries), key=len, reverse=True)
+    if not always and len(_FREQUENT.intersection(e[0] for e in ordered)) < 6:
+        return None
+    if not all(_W_RE.fullmatch(e[0]) for e in ordered):
+        return None
+    elisions = [e for e in ordered if e.endswith("'")]
+    plain = [e for e in ordered if not e.endswith("'")]
+    if any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain):
+        return None
+    alts = []
+    if plain:
+        alts.append(f"(?:{_literal_first(plain)})(?!{_W})(?!'{_W})")
+    if elisions:
+        alts.append(f"(?:{_literal_first(elisions)})(?={_W})")
+    body = "|".join(alts)
+    return re.compile(f"({body})"), re.compile(f"[\\W_](?<!{_MARKS})(?<!{_W}')({body})")
+
+
+def _literal_first(entries: list[str]) -> str:
+    """Alternation by first letter, each branch a literal (the engine picks the branch by
+    its first character), entries in order within it."""
+    rests: dict[str, list[str]] = {}
+    for entry in entries:
+        rests.setdefault(entry[0], []).append(re.escape(entry[1:]).replace(r"\ ", " "))
+    return "|".join(f"{re.escape(c)}(?:{'|'.join(r)})" for c, r in rests.items())
+
+
+# lang → its lexicon (what _lexicon(_given_langs(lang)) returns; both are cached, but two
+# cached calls per sentence cost more than the search on a short one).
+_BY_LANG: dict[str, _Lexicon] = {}
 
 
 def first_person_word(sentence: str, lang: str | None = None) -> str | None:
     """The first first-person word of ``sentence`` (normalised), or None."""
-    lex = _lexicon(voice_langs(sentence, lang))
-    hit = _search(lex, _apostrophes(normalize(sentence)))
+    if lang is None:
+        lex = _lexicon(voice_langs(sentence, None))
+    else:
+        lex = _BY_LANG.get(lang)
+        if lex is None:
+            lex = _lexicon(_given_langs(lang))
+            if len(_BY_LANG) < 64:
+                _BY_LANG[lang] = lex
+    if sentence.isascii():  # normalize() inlined; no curly apostrophe to read
+        norm = sentence.lower()
+        if not norm.isprintable() or "  " in norm or norm.startswith(" ") or norm.endswith(" "):
+            norm = " ".join(norm.split())
+    else:
+        norm = normalize(sentence)
+        if "\u2019" in norm or "\u02bc" in norm:  # _apostrophes
+            norm = norm.replace("\u2019", "'").replace("\u02bc", "'")
+    if lex.chars is None and lex.words is not None:  # _search with one pattern
+        m = lex.words.search(norm)
+        hit = None if m is None else m.group(0)
+    else:
+        hit = _search(lex, norm)
     if hit is not None and lex.english and hit in ("i", "us"):
         # Only now pay for the English guard, then look again without the false friends.
         hit = _search(lex, _apostrophes(normalize(_NOT_PRONOUN.sub(" ", sentence))))
@@ -250,11 +324,14 @@ def first_person_word(sentence: str, lang: str | None = None) -> str | None:
 
 
 def _search(lex: _Lexicon, norm: str) -> str | None:
-    best: re.Match[str] | None = None
-    for pattern in (lex.words, lex.chars):
-        if pattern is None:
-            continue
-        m = pattern.search(norm)
-        if m is not None and (best is None or m.start() < best.start()):
-            best = m
-    return None if best is None else best.group(0)
+    if lex.sep is not None:
+        m = lex.sep[0].match(norm) or lex.sep[1].search(norm)
+        word = None if m is None else (m.start(1), m.group(1))
+    else:
+        m = None if lex.words is None else lex.words.search(norm)
+        word = None if m is None else (m.start(), m.group(0))
+    if lex.chars is not None:
+        m = lex.chars.search(norm)
+        if m is not None and (word is None or m.start() < word[0]):
+            return m.group(0)
+    return None if word is None else word[1]

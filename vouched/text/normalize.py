@@ -94,24 +94,21 @@ _table: list[int | str | None] = []
 def _apply_map(s: str) -> str:
     """``s.translate(_MAP)``, faster.
 
-    translate with a dict costs ~200 ns per character on non-ASCII text. Usually a
-    sentence holds a few mapped characters (a half-space, two digits): a regex (C speed)
-    finds them and one ``str.replace`` per distinct character does the rest. With more,
-    translate runs with a list indexed by code point (about twice as fast as the dict; a
+    translate with a dict costs ~200 ns per character on non-ASCII text. On a sentence
+    translate runs with a list indexed by code point instead, about twice as fast (a
     character past the list — outside the BMP, never mapped — raises IndexError, which
-    translate reads as "unchanged").
+    translate reads as "unchanged"). On longer text, where mapped characters are many
+    but of few kinds (half-spaces, digits), a regex (C speed) finds them and one
+    ``str.replace`` per distinct character does the rest.
     """
-    found = _MAP_RE.findall(s)
-    if not found:
-        return s
-    if len(found) > 6:
+    if len(s) < 120:
         if not _table:
             table: list[int | str | None] = list(range(0x10000))
             for cp, dst in _MAP.items():
                 table[cp] = dst
             _table[:] = table
         return s.translate(_table)
-    for ch in set(found):
+    for ch in set(_MAP_RE.findall(s)):
         s = s.replace(ch, _REPLACE[ch])
     return s
 
@@ -139,8 +136,24 @@ def normalize(text: str) -> str:
     """Return ``text`` normalised for comparison (see the module docstring)."""
     if text.isascii():
         # NFKC and the mapping table are no-ops on ASCII; casefold == lower there.
-        return _tidy_spaces(text.lower())
-    s = _pass(text)
+        s = text.lower()
+        stable = True
+    else:
+        # The first _pass, inlined (this runs once per sentence in the gate).
+        folded = _nfkc("NFKC", text).casefold()
+        s = _nfkc("NFKC", folded)
+        # NFKC hands back its very argument only when that is normalised, and casefold
+        # is idempotent (a test checks every code point): then, unless a step below
+        # changes s, the check after the pass would find it stable.
+        stable = s is folded
+        if _MAP_RE.search(s) is not None:
+            s = _apply_map(s)
+            stable = False
+    if not (s.isprintable() and "  " not in s and not s.startswith(" ") and not s.endswith(" ")):
+        s = " ".join(s.split())  # _tidy_spaces
+        stable = stable and text.isascii()
+    if stable:
+        return s
     for _ in range(8):
         if _is_normalized("NFKC", s) and s.casefold() == s:
             break

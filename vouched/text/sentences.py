@@ -37,7 +37,7 @@ candidate boundary.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from typing import Iterator
 
 # Terminal punctuation, then closers, then citation markers.
 _CLOSERS = "\"'”’»«)\\]」』）】》〉"
@@ -51,10 +51,28 @@ _CANDIDATE = re.compile(
 )
 _ALWAYS = frozenset("؟۔।॥。！？")
 _PUNCT = re.compile("[.!?…．؟۔।॥。！？]")
+# _PUNCT without the hits that can never cut: a "." (or "!", "?", "…") directly followed
+# by a letter, digit or "_" ("3.5", "x.com", "Hi!there") — its candidate is that one
+# character, and the character after it is no space. Such hits were the most frequent
+# ones (decimals, URLs, "e.g."), each a _CANDIDATE match for nothing.
+_PUNCT_HIT = re.compile(r"[.!?…．؟۔।॥。！？](?:(?<=[؟۔।॥。！？])|(?!\w))")
 _NEXT = re.compile(r"\s*[\"'“‘«¿¡(]*(\S?)")
+# _PUNCT_HIT's search, _CANDIDATE's match there and _NEXT's match after it, in one call:
+# group 1 is _CANDIDATE's "p", group 2 its "c", group 3 ends where it ends; group 4 is
+# _NEXT's group 1. Led by a class so that a search skips at C speed.
+_CUT = re.compile(
+    r"([.!?…．؟۔।॥。！？](?:(?<=[.!?…．])(?!\w)[.!?…．]*|(?<=[؟۔।॥])[؟۔।॥]*|(?<=[。！？])[。！？]*))"
+    rf"((?:[{_CLOSERS}]|[ \u00a0\u202f]+»)*)"
+    rf"((?:[ \t]*{_MARKER})*)"
+    r"\s*[\"'“‘«¿¡(]*(\S?)"
+)
 # The token before a full stop: the longest run of these characters ending there. Matched
 # on the reversed 40 characters before it (a search anchored at \Z retries every start).
 _PREV_TOKEN_REV = re.compile(r"[^\s(\[\"'“‘«¿¡<{]*")
+# The same token found forwards: everything up to the last delimiter (greedy, so the
+# engine backs off from the end one character at a time).
+_TO_LAST_DELIM = re.compile(r"[\s\S]*[\s(\[\"'“‘«¿¡<{]")
+_DELIM = re.compile(r"[\s(\[\"'“‘«¿¡<{]")
 _ITEM = re.compile(r"[ \t]*(?:[-*•·–]|\d{1,3}[.)]|#{1,6})[ \t]")
 _BLANK = re.compile(r"\n[ \t\r]*(?=\n)|\u2029")
 _DOTTED = re.compile(r"(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}\Z")
@@ -101,7 +119,18 @@ def _dot_is_boundary(text: str, start: int, run: str, nxt: str, nxt_pos: int) ->
         return nxt.isupper()
     if nxt.islower():
         return False
-    token = _PREV_TOKEN_REV.match(text[max(0, start - 40) : start][::-1]).group(0)[::-1]
+    if start == 0 or not ((last := text[start - 1]).isalnum() or last.isupper()):
+        # "[2].", "18%.", "(x).": no token, or one that ends in a character no entry
+        # below ends in and that is no capital initial — every test below says no.
+        return True
+    lo = start - 40 if start > 40 else 0
+    # Usually a space starts the token and nothing in it is a delimiter.
+    space = text.rfind(" ", lo, start) + 1
+    if _DELIM.search(text, space or lo, start) is None:
+        token = text[space or lo : start]
+    else:
+        delim = _TO_LAST_DELIM.match(text, lo, start)
+        token = text[lo if delim is None else delim.end() : start]
     if not token:
         return True
     low = token.lower()
@@ -109,7 +138,7 @@ def _dot_is_boundary(text: str, start: int, run: str, nxt: str, nxt_pos: int) ->
         return False  # initial: "J. Smith"
     if low in _ABBR_NEVER:
         return False
-    if _DOTTED.search(token):
+    if "." in token and _DOTTED.search(token):
         if low.replace(".", "") in _ABBR_WEAK:
             return nxt.isupper()
         return False  # e.g. / i.e. / U.S. / z.B.
@@ -133,7 +162,7 @@ def _punct_cuts(text: str) -> Iterator[int]:
     # Find punctuation with a plain class (C speed), then match the candidate there:
     # the same matches as _CANDIDATE.finditer, whose leading look-ahead is tried at
     # every position and makes the scan several times slower.
-    while (hit := _PUNCT.search(text, pos)) is not None:
+    while (hit := _PUNCT_HIT.search(text, pos)) is not None:
         m = _CANDIDATE.match(text, hit.start())
         end = pos = m.end()
         run = m.group("p")
@@ -172,22 +201,44 @@ def _boundaries(text: str) -> list[int]:
     return cuts
 
 
-def first_sentence_end(text: str) -> tuple[int, bool] | None:
+def first_sentence_end(text: str, scan_from: int = 0) -> tuple[int, bool] | None:
     """Where ``split_sentences(text)[0]`` ends in ``text``, and whether more text follows.
 
     None for blank text. The same cuts as ``split_sentences``, but it stops at the first
     one — the streaming gate asks this once per sentence over a short window.
+
+    ``scan_from``: a position before which the caller knows no terminal punctuation can
+    end a sentence (no punctuation run there is followed by a space, closer or marker —
+    the gate's test — and no "«" stands there, the one closer the gate does not know);
+    the scan for punctuation starts there. Ignored when the text holds a line break.
     """
-    start = len(text) - len(text.lstrip())
-    if start == len(text):
+    n = len(text)
+    start = n - len(text.lstrip())
+    if start == n:
         return None
     if "\n" in text or "\u2029" in text:
-        cuts: Iterable[int] = _boundaries(text)
-    else:
-        cuts = _punct_cuts(text)
-    for cut in cuts:
-        if cut > start and not text[start:cut].isspace():
-            return len(text[:cut].rstrip()), not text[cut:].isspace() and cut < len(text)
+        for cut in _boundaries(text):
+            if cut > start and not text[start:cut].isspace():
+                return len(text[:cut].rstrip()), not text[cut:].isspace() and cut < n
+        return len(text.rstrip()), False
+    # _punct_cuts inlined, up to its first cut. That cut is past ``start`` (it ends a
+    # punctuation run, and only spaces come before ``start``) and ends in punctuation, a
+    # closer or a marker, never a space: the checks and rstrip above are no-ops here.
+    pos = scan_from
+    while (m := _CUT.search(text, pos)) is not None:
+        end = pos = m.end(3)
+        run = m.group(1)
+        if run[0] not in _ALWAYS:
+            if end < n and not text[end].isspace():
+                continue  # "…." then a letter: see _punct_cuts
+            nxt = m.group(4)
+            if nxt:
+                if "!" not in run and "?" not in run:
+                    if not _dot_is_boundary(text, m.start(), run, nxt, m.start(4)):
+                        continue
+                elif m.group(2) and nxt.islower():
+                    continue
+        return end, end < n and not text[end:].isspace()
     return len(text.rstrip()), False
 
 
