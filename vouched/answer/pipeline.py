@@ -262,6 +262,10 @@ class Pipeline:
                 # Joined to the first part, the first part's words carry the score: count it
                 # only if the passages also hold a word of this part's own.
                 decision = _own_words_found(part, parts[0], results["joined"], lang, decision)
+            if decision.passed and await self._out_of_force(trace, self._run_texts(part, prev)[decision.run],
+                                                            results[decision.run].passages, filters, lang,
+                                                            label=f"part {i + 1}: "):
+                decision = dataclasses.replace(decision, passed=False)
             trace.warnings.append(f"part {i + 1}: evidence {decision.evidence:.3f} ({decision.run}), "
                                   f"{'covered' if decision.passed else 'not covered'}: {part}")
             if decision.passed:
@@ -319,6 +323,23 @@ class Pipeline:
         async for e in self._gated(trace, stream_of(sentences), sources, lang, outcome="records", prompt_bytes=0):
             yield e
 
+    async def _out_of_force(self, trace: TraceRecord, query: str, passages: Sequence[Passage], filters: SearchFilters,
+                            lang: str, label: str = "") -> bool:
+        """L2's out-of-force check (guard/threshold.out_of_force_winner) for a query that cleared
+        the threshold: True when it must be refused all the same; the reason goes to the trace."""
+        if not self.config.guard.out_of_force_check:
+            return False
+        t = time.perf_counter()
+        wide = await asyncio.to_thread(self._search, query, dataclasses.replace(filters, any_time=True, include_drafts=True), lang)
+        oof = out_of_force_winner(passages, wide.passages, filters.as_of or date.today())
+        trace.stages_ms["out_of_force"] = trace.stages_ms.get("out_of_force", 0.0) + (time.perf_counter() - t) * 1000
+        if oof is None:
+            return False
+        trace.warnings.append(
+            f"{label}L2 out of force: the best source, {oof.doc_id} ({oof.why}, evidence {oof.evidence:.3f}), beats "
+            f"every in-force source (best {oof.in_force_doc_id}, {oof.in_force_evidence:.3f}) and is not a version of it")
+        return True
+
     def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
         return self._retriever_factory().search(query, filters=filters, query_lang=lang)
 
@@ -368,19 +389,7 @@ class Pipeline:
             aug = await asyncio.to_thread(self._search, f"{question} {cfg.subject.name}", filters, lang)
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
         trace.retrieved = _trace_rows(passages)
-        refuse = not decision.passed
-        if not refuse and cfg.guard.out_of_force_check:
-            t = time.perf_counter()
-            wide = await asyncio.to_thread(self._search, plan_question,
-                                           dataclasses.replace(filters, any_time=True, include_drafts=True), lang)
-            oof = out_of_force_winner(best.passages, wide.passages, as_of or date.today())
-            trace.stages_ms["out_of_force"] = (time.perf_counter() - t) * 1000
-            if oof is not None:
-                refuse = True
-                trace.warnings.append(
-                    f"L2 out of force: the best source, {oof.doc_id} ({oof.why}, evidence {oof.evidence:.3f}), beats "
-                    f"every in-force source (best {oof.in_force_doc_id}, {oof.in_force_evidence:.3f}) and is not a "
-                    f"version of it")
+        refuse = not decision.passed or await self._out_of_force(trace, plan_question, best.passages, filters, lang)
         if refuse:
             if about_subject:
                 trace.route = "records_summary"
