@@ -138,19 +138,25 @@ def test_shared_scifact_checksums_and_counts():
     assert sum(len(c.cited - set(c.labels)) for c in tests) == 130
 
 
+def _toy_cases(claims: list[str]) -> list[tuple[str, str, str]]:
+    """Each claim with a supporting, a negated (contradicting) and an unrelated passage."""
+    cases = []
+    for s in claims:
+        cases.append((s, s + " Other findings were minor.", "supported"))
+        cases.append((s, s.replace(" increases", " does not increase").replace(" lowers", " does not lower")
+                      .replace(" reduce", " do not reduce").replace(" improves", " does not improve")
+                      + " Other findings were minor.", "contradicted"))
+        cases.append((s, "The committee met in Geneva to discuss fishing quotas. Boats were counted.", "insufficient"))
+    return cases
+
+
 def test_tuner_finds_a_separating_setting_and_agrees_with_decide():
     from vouched.eval.bench_verify import tune
     from vouched.guard.verify import analyse, decide
 
-    base = ["Metformin increases insulin sensitivity in elderly patients.",
-            "Aspirin lowers fever in children with influenza.",
-            "Statins reduce cholesterol in adults with diabetes."]
-    cases = []
-    for s in base:
-        cases.append((s, s + " Other findings were minor.", "supported"))
-        cases.append((s, s.replace(" increases", " does not increase").replace(" lowers", " does not lower")
-                      .replace(" reduce", " do not reduce") + " Other findings were minor.", "contradicted"))
-        cases.append((s, "The committee met in Geneva to discuss fishing quotas. Boats were counted.", "insufficient"))
+    cases = _toy_cases(["Metformin increases insulin sensitivity in elderly patients.",
+                        "Aspirin lowers fever in children with influenza.",
+                        "Statins reduce cholesterol in adults with diabetes."])
     feats = [analyse(c, [p], lang="en") for c, p, _ in cases]
     gold = [g for *_, g in cases]
     best, b = tune(feats, gold, lexical_only=True)
@@ -162,17 +168,10 @@ def test_fit_is_deterministic_and_separates_a_toy_set():
     from vouched.eval.bench_verify import _predict, fit_model
     from vouched.guard.verify import analyse
 
-    base = ["Metformin increases insulin sensitivity in elderly patients.",
-            "Aspirin lowers fever in children with influenza.",
-            "Statins reduce cholesterol in adults with diabetes.",
-            "Vitamin D improves bone density in older women."]
-    cases = []
-    for s in base:
-        cases.append((s, s + " Other findings were minor.", "supported"))
-        cases.append((s, s.replace(" increases", " does not increase").replace(" lowers", " does not lower")
-                      .replace(" reduce", " do not reduce").replace(" improves", " does not improve")
-                      + " Other findings were minor.", "contradicted"))
-        cases.append((s, "The committee met in Geneva to discuss fishing quotas. Boats were counted.", "insufficient"))
+    cases = _toy_cases(["Metformin increases insulin sensitivity in elderly patients.",
+                        "Aspirin lowers fever in children with influenza.",
+                        "Statins reduce cholesterol in adults with diabetes.",
+                        "Vitamin D improves bone density in older women."])
     feats = [analyse(c, [p], lang="en") for c, p, _ in cases]
     gold = [g for *_, g in cases]
     a, b = fit_model(feats, gold, embedded=False), fit_model(feats, gold, embedded=False)

@@ -257,12 +257,13 @@ class Pipeline:
         t = time.perf_counter()
         for i, part in enumerate(parts):
             prev = previous if i == 0 or previous is not None else Previous(question=parts[0])
-            decision, results = await asyncio.to_thread(self.score_evidence, part, prev, lang, filters)
+            runs = self._run_texts(part, prev)
+            decision, results = await asyncio.to_thread(self._score_runs, runs, lang, filters)
             if decision.passed and decision.run == "joined" and prev is not previous:
                 # Joined to the first part, the first part's words carry the score: count it
                 # only if the passages also hold a word of this part's own.
                 decision = _own_words_found(part, parts[0], results["joined"], lang, decision)
-            if decision.passed and await self._out_of_force(trace, self._run_texts(part, prev)[decision.run],
+            if decision.passed and await self._out_of_force(trace, runs[decision.run],
                                                             results[decision.run].passages, filters, lang,
                                                             label=f"part {i + 1}: "):
                 decision = dataclasses.replace(decision, passed=False)

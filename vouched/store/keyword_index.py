@@ -230,6 +230,15 @@ class KeywordIndex:
             raise
         return Path(tmp)
 
+    def save(self, path: Path) -> None:
+        """Write atomically: a temp file in the same folder, then rename over `path`."""
+        tmp = self.write_temp(path)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
     def _write(self, path: Path) -> None:
         terms = sorted(self.vocab, key=self.vocab.__getitem__)
         blob = "\n".join(terms).encode("utf-8")

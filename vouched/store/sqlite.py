@@ -437,12 +437,7 @@ class SQLiteStore:
                 log.warning("building the keyword index of corpus version %d (%d chunks): %s", vid, count, path)
                 terms = (r[0] for r in db.execute("SELECT terms FROM chunks WHERE version_id=? ORDER BY rowid", (vid,)))
                 index = KeywordIndex.build(terms, n_rows=len(cols.ids))
-                tmp = index.write_temp(self.path)
-                try:
-                    os.replace(tmp, path)
-                except BaseException:
-                    tmp.unlink(missing_ok=True)
-                    raise
+                index.save(path)
             self._kw = (vid, index, cols)
             return index, cols
 

@@ -33,7 +33,7 @@ from vouched.pg import (
     PgConnections, PgUnavailable, check_schema, dsn_from, migrate as pg_migrate, require_psycopg, utc, where,
 )
 from vouched.trace.store import (
-    COLUMNS, MIN_PREFIX, AmbiguousTraceId, TraceNotFound, TraceStoreError, _as_dict, _now, utc_iso,
+    COLUMNS, MIN_PREFIX, TraceNotFound, TraceStoreError, _as_dict, _now, one_match, summary, utc_iso,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE", "PostgresTraceStore", "migrate"]
@@ -76,8 +76,6 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     """),
 )
 
-_SUMMARY = ("id", "created_at", "question", "lang", "route", "layer", "category", "outcome", "threshold", "evidence",
-            "failure_class")
 _SELECT = f"id, created_at, {', '.join(COLUMNS)}, data, failure_class"
 # A JSON "\u0000" escape not itself escaped (jsonb refuses NUL).
 _JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
@@ -225,12 +223,7 @@ class PostgresTraceStore:
             # LIKE, so '%' and '_' in the input mean themselves.
             rows = db.execute("SELECT id FROM traces WHERE id >= %s AND id < %s ORDER BY id LIMIT 6",
                               (p, p + "\U0010ffff")).fetchall()
-        if not rows:
-            raise TraceNotFound(f"no trace with id {p!r} in {self.location}")
-        if len(rows) > 1:
-            shown = ", ".join(r[0][: len(p) + 6] for r in rows[:5]) + (", …" if len(rows) > 5 else "")
-            raise AmbiguousTraceId(f"{p!r} matches several traces ({shown}): give more characters")
-        return rows[0][0]
+        return one_match(p, [r[0] for r in rows], self.location)
 
     def get(self, id_or_prefix: str) -> dict:
         """One trace as a dict: the columns, the JSON fields, and its feedback (oldest first)."""
@@ -264,15 +257,7 @@ class PostgresTraceStore:
             cur = db.execute(sql, (*args, max(0, int(limit))))
             names = [c.name for c in cur.description]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
-        out = []
-        for r in rows:
-            d = _row(r)
-            out.append({
-                **{k: d.get(k) for k in _SUMMARY},
-                "total_ms": (d.get("stages_ms") or {}).get("total"),
-                "feedback": {"count": int(r["feedback_count"]), "useful": int(r["useful_count"] or 0)},
-            })
-        return out
+        return [summary(_row(r), r["feedback_count"], r["useful_count"]) for r in rows]
 
 
 def _row(row: dict) -> dict:

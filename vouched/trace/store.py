@@ -234,12 +234,7 @@ class TraceStore:
             # A range on the primary key: no LIKE, so '%' and '_' in the input mean themselves.
             rows = db.execute("SELECT id FROM traces WHERE id >= ? AND id < ? ORDER BY id LIMIT 6",
                               (p, p + "\U0010ffff")).fetchall()
-        if not rows:
-            raise TraceNotFound(f"no trace with id {p!r} in {self.path}")
-        if len(rows) > 1:
-            shown = ", ".join(r[0][: len(p) + 6] for r in rows[:5]) + (", …" if len(rows) > 5 else "")
-            raise AmbiguousTraceId(f"{p!r} matches several traces ({shown}): give more characters")
-        return rows[0][0]
+        return one_match(p, [r[0] for r in rows], self.path)
 
     def get(self, id_or_prefix: str) -> dict:
         """One trace as a dict: the columns, the JSON fields, and its feedback (oldest first)."""
@@ -268,14 +263,31 @@ class TraceStore:
             rows = self._db().execute(sql, (*args, max(0, int(limit)))).fetchall()
         out = []
         for r in rows:
-            d = _row(r)
-            out.append({
-                **{k: d.get(k) for k in ("id", "created_at", "question", "lang", "route", "layer", "category", "outcome",
-                                         "threshold", "evidence", "failure_class")},
-                "total_ms": (d.get("stages_ms") or {}).get("total"),
-                "feedback": {"count": r["feedback_count"], "useful": r["useful_count"] or 0},
-            })
+            out.append(summary(_row(r), r["feedback_count"], r["useful_count"]))
         return out
+
+
+SUMMARY_KEYS = ("id", "created_at", "question", "lang", "route", "layer", "category", "outcome", "threshold", "evidence",
+                "failure_class")
+
+
+def one_match(prefix: str, ids: list[str], where: object) -> str:
+    """The one id a prefix lookup found (up to 6 asked for), or the error a reader can act on."""
+    if not ids:
+        raise TraceNotFound(f"no trace with id {prefix!r} in {where}")
+    if len(ids) > 1:
+        shown = ", ".join(i[: len(prefix) + 6] for i in ids[:5]) + (", …" if len(ids) > 5 else "")
+        raise AmbiguousTraceId(f"{prefix!r} matches several traces ({shown}): give more characters")
+    return ids[0]
+
+
+def summary(d: dict, feedback_count, useful_count) -> dict:
+    """The summary `list` gives of one trace (both trace stores)."""
+    return {
+        **{k: d.get(k) for k in SUMMARY_KEYS},
+        "total_ms": (d.get("stages_ms") or {}).get("total"),
+        "feedback": {"count": int(feedback_count or 0), "useful": int(useful_count or 0)},
+    }
 
 
 def _row(row: sqlite3.Row) -> dict:
