@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 import sys
 
-from hypothesis import given, settings
+import pytest
+
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vouched.guard import gate as G
@@ -353,3 +355,73 @@ def test_gate_matches_the_plain_algorithm_on_many_random_streams() -> None:
             prev += size
         lang = rng.choice([None, "en", "fa", "es"])
         assert _run(G.SentenceGate(SOURCES, lang), chunks) == _run(_ReferenceGate(SOURCES, lang), chunks)
+
+
+# Character-level streams: the drain's fast path (one match from the held start) must
+# give way wherever first_sentence_end would decide differently — a line break inside a
+# marker on a list-item line ("- a. [\n1] b"), "«" before the terminal, ".。" runs, a
+# "[" that is no marker after the terminal, abbreviations and initials before a ".".
+_FUZZ_PIECES = [
+    ".", ".", ". ", "! ", "? ", "...", "…", "。", "؟", "।", "\n", "\n- ", "\n1. ", "\u2029",
+    " ", " ", "\t", "[", "]", "1", "2", "[1]", "[2]", "[1, 2]", "[\n1]", "[ 1", "«", "»", " »",
+    '"', "(", ")", "a", "word", "Word", "Dr", "J", "e.g", "etc", "3", "3.5", "am 3. Mai", "NO_ANSWER",
+    "I", "we", "من", "我", "2023", "12,000", "ab", "Bb", "- ab. [\n1] Bb",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_FUZZ_PIECES), max_size=40), st.lists(st.integers(0, 6), min_size=1),
+       st.sampled_from([None, "en", "fa"]))
+def test_gate_matches_the_plain_algorithm_on_character_soup(pieces, sizes, lang) -> None:
+    text = "".join(pieces)
+    chunks, prev, k = [], 0, 0
+    while prev < len(text):
+        size = sizes[k % len(sizes)] or 1
+        chunks.append(text[prev : prev + size])
+        prev += size
+        k += 1
+    new = G.SentenceGate(SOURCES, lang, min_words_for_marker=3)
+    ref = _ReferenceGate(SOURCES, lang, min_words_for_marker=3)
+    assert _run(new, chunks) == _run(ref, chunks)
+
+
+@pytest.mark.parametrize("text", [
+    "- ab. [\n1] Bbbbbbbbbbbbbbbbbbbbbbbbb ccc. ",  # a line break inside a marker, item line
+    "- 12. [\n1] Bbbbbbbbbbbbbbbbbbbbbbbbb ccc. ",
+    "Vouched [1].[1][2]\t[ Hi!there more text here and more. ",  # "[" after: no marker
+    "It grew [1].。 Next sentence is here and long enough [2]. ",  # a mixed run
+    "He said « oui. » and left [1]. Then more text follows here. ",  # "«" first
+    "Dr. Smith grew it [2]. And then some more words follow. ",  # an abbreviation first
+])
+def test_gate_matches_the_plain_algorithm_where_the_fast_path_gives_way(text: str) -> None:
+    for chunks in ([text], list(text), [text[i : i + 5] for i in range(0, len(text), 5)]):
+        new = G.SentenceGate(SOURCES, None, min_words_for_marker=3)
+        ref = _ReferenceGate(SOURCES, None, min_words_for_marker=3)
+        assert _run(new, chunks) == _run(ref, chunks)
+
+
+def _markers_reference(sentence: str, given) -> tuple:
+    """``_markers`` as one regex split, no fast path."""
+    cited: dict[int, None] = {}
+    pieces = G._MARKER_SPLIT.split(sentence)
+    for k in range(1, len(pieces), 2):
+        marker = pieces[k]
+        for a, b in map(G._span, G._MARKER_PART.findall(marker)):
+            if b < a or b - a > len(given) or any(i not in given for i in range(a, b + 1)):
+                return tuple(cited), marker, ""
+            cited.update(dict.fromkeys(range(a, b + 1)))
+        pieces[k - 1] = pieces[k - 1].rstrip(" \t\u00a0")
+        pieces[k] = ""
+    return tuple(cited), None, "".join(pieces).strip()
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["[", "]", "1", "2", "9", "۳", "²", "0", " ", "\t", "\u00a0", ",", "-",
+                                 "a", ".", "[1]", "[2]", "[1, 2]", "[1-2]", "[ 1 ]", "x"]), max_size=14))
+@example(["a", "[", "²", "]", "."])  # isdigit, not a digit to \d
+@example(["a", " ", "[", "۳", "]", "."])
+@example(["a", "\u00a0", "[9]"])
+def test_markers_fast_path_matches_the_split(pieces: list[str]) -> None:
+    sentence = "".join(pieces)
+    given_ = {1: "a", 2: "b", 3: "c"}
+    assert G._markers(sentence, given_) == _markers_reference(sentence, given_)

@@ -62,7 +62,7 @@ from typing import Callable, Mapping, NamedTuple
 
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word
-from vouched.text.sentences import first_sentence_end
+from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 from vouched.text.scripts import HAN_CLASS
 
 __all__ = [
@@ -122,6 +122,26 @@ _TERMINAL_SPAN = re.compile(
 )
 
 
+# The drain's fast path (see ``_drain_live``): from the held text's start, everything up
+# to its first terminal punctuation (as ``_TERMINAL_SPAN`` defines it) or its first line
+# break, paragraph separator or "«" (the cases the fast path leaves alone); then, if it
+# stopped at terminal punctuation, ``first_sentence_end``'s own cut expression there
+# (``_CUT``: the punctuation run, closers, markers, and the next non-space character,
+# groups 1-4). The body is atomic: it never gives back a "." run it took as not terminal
+# ("3.5", "..x"), so ``_CUT`` is tried at the first terminal only, where it always
+# matches (a terminal "." run is followed by a space, a closer, "[" or the end — never
+# by a word character, which is all ``_CUT`` asks). It always matches: group 1 is unset
+# when the body stopped at something else or at the end. After ``_CUT`` the same body
+# again, over the next sentence: the match ends at the text's end when no terminal
+# punctuation (nor line break, separator or "«") follows the next character either.
+_HELD = r"(?>(?:[^.!?…．؟۔।॥。！？\n\u2029«]+|[.!?…．]+(?=[^\s\"'”’»)\]」』）】》〉\[.!?…．]))*)"
+_SENTENCE = re.compile(_HELD + "(?:" + _CUT.pattern + _HELD + ")?")
+
+# Every character _AFTER_TERMINAL can take that is no space: terminal punctuation,
+# closers, "[" (markers, maybe unfinished) and opening quotes.
+_AFTER_CHARS = frozenset(".!?…．؟۔।॥。！？\"'”’»)]」』）】》〉[“‘«¿¡(")
+
+
 class GateVerdict(NamedTuple):
     """The decision on one sentence (a NamedTuple: immutable, and built ~10x faster than a
     frozen dataclass — one is built per sentence on the streaming path)."""
@@ -136,8 +156,17 @@ class GateVerdict(NamedTuple):
 
 def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...], str | None, str]:
     """(cited numbers, first out-of-range marker as written or None, stripped sentence)."""
-    if "[" not in sentence:
+    i = sentence.find("[")
+    if i < 0:
         return (), None, sentence.strip()
+    # The usual case without a regex: one "[", digits, "]" — the one marker there is
+    # (isdecimal is \d: "[²]" is no marker; int() reads Persian/Arabic-Indic digits too).
+    j = sentence.find("]", i)
+    if j > i + 1 and sentence.find("[", i + 1) < 0 and (inner := sentence[i + 1 : j]).isdecimal():
+        k = int(inner)
+        if k not in given:
+            return (), sentence[i : j + 1], ""
+        return (k,), None, (sentence[:i].rstrip(" \t\u00a0") + sentence[j + 1 :]).strip()
     # [text, marker, text, marker, ..., text]: the matches of _MARKER.finditer, in one call.
     pieces = _MARKER_SPLIT.split(sentence)
     if len(pieces) == 3:  # one marker, the usual case
@@ -400,6 +429,85 @@ class SentenceGate:
                 buf = parts[0]
             off = self._off
             n = len(buf)
+            # Fast path: held text whose first terminal comes before any line break,
+            # paragraph separator or "«", and ends a settled sentence. One match finds
+            # the terminal and does first_sentence_end's work there (a line break after
+            # the cut moves nothing: its cut is no earlier). Anything else but "no
+            # terminal at all" goes the general way below, which gives the same answer.
+            m = _SENTENCE.match(buf, off)
+            end = m.end(3)
+            if end < 0:
+                if m.end() == n:  # no terminal punctuation held: scan the chunks to come
+                    self._scan = n
+                    self._scan_part = 1
+                    self._need = n + _AFTER + 1
+                    self._clean = True
+                    self._from = -1
+                    return out
+            else:
+                nxt_at = m.start(4)
+                # Settled, as _cut_in decides on any window that holds it: LOOKAHEAD
+                # characters past the next one (a "[" there may be an unfinished marker).
+                # The general way also waits for LOOKAHEAD characters past where
+                # _AFTER_TERMINAL ends, which is past the next character only when that
+                # character is one _AFTER_TERMINAL can take: those go the general way.
+                # (A marker may hold a line break, "[\n1]": first_sentence_end would cut
+                # there when the line is a list item — those go the general way too.)
+                if n - nxt_at > LOOKAHEAD and buf[nxt_at] not in _AFTER_CHARS and (
+                    m.start(3) == end or m.group(3).isprintable()
+                ):
+                    run = m.group(1)
+                    if run[0] in _ALWAYS:
+                        cut = end
+                    elif not buf[end].isspace():
+                        cut = -1  # "…." then a letter (see first_sentence_end)
+                    elif "!" not in run and "?" not in run:
+                        # _dot_is_boundary's first tests, inlined (in its order).
+                        at = m.start(1)
+                        nxt = m.group(4)
+                        if "..." in run or "…" in run:
+                            cut = end if nxt.isupper() else -1
+                        elif nxt.islower():
+                            cut = -1
+                        elif at == off or not ((last := buf[at - 1]).isalnum() or last.isupper()):
+                            cut = end
+                        else:
+                            # On the text from the held start (it looks back to a token's
+                            # start and forward one word past the next character).
+                            window = buf[off : nxt_at + LOOKAHEAD + 1]
+                            cut = end if _dot_is_boundary(window, at - off, run, nxt, nxt_at - off) else -1
+                    elif m.group(2) and m.group(4).islower():
+                        cut = -1  # a quoted question inside a sentence
+                    else:
+                        cut = end
+                    if cut >= 0:
+                        piece = buf[off:cut].strip()
+                        self._off = cut
+                        self._from = -1
+                        if cut > 4096 and 2 * cut > self._len:
+                            parts[:] = [buf[cut:]]
+                            self._len -= cut
+                            self._off = 0
+                        if piece:
+                            verdict = _check(piece, self._values, self._value_set, self._lang,
+                                             self._min_words)
+                            out.append(verdict)
+                            if not verdict[3]:  # ok
+                                self._failed = verdict
+                                self._closed = True
+                                self._need = -1
+                                return out
+                        if m.end() == n:
+                            # Nothing after the cut can end a sentence yet (the general
+                            # way would find no terminal past the leading spaces): scan
+                            # the chunks to come, as below.
+                            n = self._len
+                            self._scan = n
+                            self._scan_part = 1
+                            self._need = n + _AFTER + 1
+                            self._clean = True
+                            return out
+                        continue
             # Line breaks before the first word end nothing: look past them. (Text only
             # grows, and a "." only ever stops being terminal, so a terminal found once
             # bounds the search until the held text changes: ``_from``.)
