@@ -45,9 +45,13 @@ Once a verdict is not ok the gate is closed: the caller stops the stream, and la
 
 Cost: chunks are appended to a list and joined only when a sentence may have ended;
 most chunks cost one length comparison (terminal punctuation is looked for lazily, with
-the result of looking at each chunk on arrival — see ``feed``); then
-``first_sentence_end`` runs over the held text only — about one split per sentence, not
-one per chunk — and each source's value set was computed once, in the constructor. Full
+the result of looking at each chunk on arrival — see ``feed``); then, for the usual held
+text, one regular-expression match (``_SENTENCE``) finds the first terminal, makes
+``first_sentence_end``'s decision there and looks past the cut for the next one — about
+one match per sentence, not one per chunk; anything unusual (a line break or "«" before
+the terminal, a bracket or closer after it, an abbreviation) takes the general way,
+``first_sentence_end`` over the held text. Each source's value set was computed once, in
+the constructor. Full
 stops that cannot end a sentence ("3.5", "x.com") trigger nothing; those that might but
 do not ("e.g. ", "Dr. ") cost one extra split each, over the held text — so one endless
 sentence full of them costs more than linear time; the pipeline's output length limit
