@@ -160,17 +160,8 @@ class GateVerdict(NamedTuple):
 
 def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...], str | None, str]:
     """(cited numbers, first out-of-range marker as written or None, stripped sentence)."""
-    i = sentence.find("[")
-    if i < 0:
+    if "[" not in sentence:
         return (), None, sentence.strip()
-    # The usual case without a regex: one "[", digits, "]" — the one marker there is
-    # (isdecimal is \d: "[²]" is no marker; int() reads Persian/Arabic-Indic digits too).
-    j = sentence.find("]", i)
-    if j > i + 1 and sentence.find("[", i + 1) < 0 and (inner := sentence[i + 1 : j]).isdecimal():
-        k = int(inner)
-        if k not in given:
-            return (), sentence[i : j + 1], ""
-        return (k,), None, (sentence[:i].rstrip(" \t\u00a0") + sentence[j + 1 :]).strip()
     # [text, marker, text, marker, ..., text]: the matches of _MARKER.finditer, in one call.
     pieces = _MARKER_SPLIT.split(sentence)
     if len(pieces) == 3:  # one marker, the usual case
