@@ -295,8 +295,6 @@ class SentenceGate:
         self._need = _AFTER + 1
         self._scan = 0  # offset of the first chunk not yet scanned; -1: not scanning
         self._scan_part = 0  # its index in _parts
-        self._clean = True  # no terminal punctuation in the held text before _scan
-        self._from = -1  # where the held text's first terminal may be; -1: not known
         self._failed: GateVerdict | None = None
         self._closed = False
 
@@ -378,11 +376,6 @@ class SentenceGate:
             # The text ended with this chunk then: its _AFTER_TERMINAL end is the chunk's.
             need = self._need = m.end() + start + _AFTER
             self._scan = -1
-            # No terminal before it since the last search from the held text's first
-            # word, if that search went through (and this is not a line break, which
-            # that first word may come after): the next search can start here.
-            if self._clean and part[m.start()] != "\n":
-                self._from = start + m.start()
             if n < need:
                 return []
         return self._drain_live()
@@ -405,7 +398,6 @@ class SentenceGate:
     def _advance(self, pos: int) -> None:
         """Mark everything before ``pos`` as checked; drop it once it is most of the text."""
         self._off = pos
-        self._from = -1
         if pos > 4096 and 2 * pos > self._len:
             self._parts = [self._text()[pos:]]
             self._len -= pos
@@ -436,8 +428,6 @@ class SentenceGate:
                     self._scan = n
                     self._scan_part = 1
                     self._need = n + _AFTER + 1
-                    self._clean = True
-                    self._from = -1
                     return out
             else:
                 nxt_at = m.start(4)
@@ -478,7 +468,6 @@ class SentenceGate:
                     if cut >= 0:
                         piece = buf[off:cut].strip()
                         self._off = cut
-                        self._from = -1
                         if cut > 4096 and 2 * cut > self._len:
                             parts[:] = [buf[cut:]]
                             self._len -= cut
@@ -500,21 +489,16 @@ class SentenceGate:
                             self._scan = n
                             self._scan_part = 1
                             self._need = n + _AFTER + 1
-                            self._clean = True
                             return out
                         continue
-            # Line breaks before the first word end nothing: look past them. (Text only
-            # grows, and a "." only ever stops being terminal, so a terminal found once
-            # bounds the search until the held text changes: ``_from``.)
-            at = self._from
-            hit = _TERMINAL_SPAN.search(buf, at if at >= 0 else _SPACES.match(buf, off).end())
+            # Line breaks before the first word end nothing: look past them.
+            hit = _TERMINAL_SPAN.search(buf, _SPACES.match(buf, off).end())
             if hit is None:  # wait for terminal punctuation in the chunks to come
                 self._scan = n
                 self._scan_part = 1
                 self._need = n + _AFTER + 1
-                self._clean = True
                 return out
-            self._from = at = hit.start()
+            at = hit.start()
             need = hit.end() + _AFTER
             if n < need:
                 self._scan = -1
@@ -550,7 +534,6 @@ class SentenceGate:
                             self._scan = n
                             self._scan_part = 1
                             self._need = n + _AFTER + 1
-                            self._clean = False
                         else:
                             self._scan = -1
                             self._need = hit.end() + _AFTER
@@ -559,7 +542,6 @@ class SentenceGate:
             cut = off + end
             piece = buf[off:cut].strip()
             self._off = cut  # _advance(cut)
-            self._from = -1
             if cut > 4096 and 2 * cut > self._len:
                 parts[:] = [buf[cut:]]
                 self._len -= cut
