@@ -398,7 +398,7 @@ class SentenceGate:
     def _advance(self, pos: int) -> None:
         """Mark everything before ``pos`` as checked; drop it once it is most of the text."""
         self._off = pos
-        if pos > 4096 and 2 * pos > self._len:
+        if 2 * pos > self._len:
             self._parts = [self._text()[pos:]]
             self._len -= pos
             self._off = 0
@@ -468,7 +468,7 @@ class SentenceGate:
                     if cut >= 0:
                         piece = buf[off:cut].strip()
                         self._off = cut
-                        if cut > 4096 and 2 * cut > self._len:
+                        if 2 * cut > self._len:
                             parts[:] = [buf[cut:]]
                             self._len -= cut
                             self._off = 0
@@ -542,7 +542,7 @@ class SentenceGate:
             cut = off + end
             piece = buf[off:cut].strip()
             self._off = cut  # _advance(cut)
-            if cut > 4096 and 2 * cut > self._len:
+            if 2 * cut > self._len:
                 parts[:] = [buf[cut:]]
                 self._len -= cut
                 self._off = 0
