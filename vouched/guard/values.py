@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import Literal
 
 from vouched.text import normalize
 
@@ -81,6 +81,7 @@ _NUMBER = r"\d\d*(?:[.,\u066b\u066c](?=\d)\d+|[\u00a0\u202f\u2009](?=\d{3}(?!\d)
 _URL = r"(?:https?://|www\.)[^\s<>\"\[\]{}|\\^`]+"
 _EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _NUMBER_RE = re.compile(_NUMBER)
+# URLs and e-mail addresses as one pattern: the definition _links follows (faster).
 _LINK_RE = re.compile(rf"(?P<url>{_URL})|(?P<email>{_EMAIL})", re.IGNORECASE)
 # _URL under IGNORECASE, spelled out (the only case variants of h, t, p, s, w are the
 # upper-case letters and the long s; a test checks every code point) and led by a class,
@@ -91,7 +92,7 @@ _URL_RE = re.compile(
 )
 _URL_TRAIL = ".,;:!?'\"»”’)]}>。，、；：！？）】》،؛"
 _SEPARATORS = re.compile(r"[.,]")
-_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?")
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?")  # what canonical_url removes (as string tests)
 
 
 # What normalize(raw).replace(" ", "") does to a number span made only of these
@@ -102,24 +103,36 @@ _NUMBER_TABLE: dict[int, str | None] = {0x066B: ".", 0x066C: ",", 0x00A0: None, 
 for _base in (0x06F0, 0x0660, 0x0966):
     _NUMBER_TABLE.update({_base + _d: str(_d) for _d in range(10)})
 _NUMBER_CHARS = frozenset(map(chr, _NUMBER_TABLE)) | frozenset("0123456789.,")
+# The same table as a list indexed by code point: str.translate then needs no dict look-up
+# (which raises KeyError, slowly, for every ASCII digit), and a character past the list
+# raises IndexError, which translate reads as "unchanged".
+_NUMBER_LIST: list[int | str | None] = list(range(max(_NUMBER_TABLE) + 1))
+for _cp, _dst in _NUMBER_TABLE.items():
+    _NUMBER_LIST[_cp] = _dst
 
 
 def canonical_number(raw: str) -> str:
     """Comparison form of one number span (see the module docstring)."""
     if raw.isascii():
         s = raw
-    elif _NUMBER_CHARS.issuperset(raw):
-        s = raw.translate(_NUMBER_TABLE)
     else:
-        s = normalize(raw).replace(" ", "")
+        # The table turns its own characters into ASCII digits, "." and "," (or nothing)
+        # and leaves every other character, so the result is all digits, dots and commas
+        # exactly when every character of raw is in _NUMBER_CHARS — and it is then what
+        # translating with _NUMBER_TABLE gives. (str.strip leaves nothing only then.)
+        s = raw.translate(_NUMBER_LIST)
+        if s.strip("0123456789.,"):  # e.g. digits of another script
+            s = normalize(raw).replace(" ", "")
     if s.isdigit():
-        return _strip_int(s)
+        return s.lstrip("0") or "0"  # _strip_int
     dots = s.count(".")
     if dots + s.count(",") == 1:  # one separator: the usual "12,000", "3.5" (as below)
         head, _, tail = s.partition("." if dots else ",")
-        if len(tail) == 3 and 1 <= len(head) <= 3 and not head.startswith("0"):
-            return _strip_int(head + tail)
-        return _decimal(head, tail)
+        if len(tail) == 3 and 1 <= len(head) <= 3 and head[0] != "0":
+            return head + tail  # _strip_int(head + tail): head has no leading zero
+        tail = tail.rstrip("0")  # _decimal(head, tail), inlined
+        head = head.lstrip("0") or "0"
+        return f"{head}.{tail}" if tail else head
     seps = [c for c in s if c in ".,"]
     groups = _SEPARATORS.split(s)
     if len(set(seps)) == 2:
@@ -160,18 +173,32 @@ def _literal(groups: list[str]) -> str:
 
 def canonical_url(raw: str) -> str:
     """Comparison form of a URL: lower-case, no scheme/www, trailing punctuation or slash."""
-    return _SCHEME.sub("", _trim_url(normalize(raw))).rstrip("/")
+    url = normalize(raw)
+    if url and url[-1] in _URL_TRAIL:  # else _trim_url has nothing to do
+        url = _trim_url(url)
+    # _SCHEME.sub("", url): the pattern is anchored at the start and each part optional
+    # (greedy, no backtracking to do), so it removes "https://" or "http://" if the text
+    # starts with it, then "www." if what is left does.
+    if url.startswith("https://"):
+        url = url[8:]
+    elif url.startswith("http://"):
+        url = url[7:]
+    if url.startswith("www."):
+        url = url[4:]
+    return url.rstrip("/")
 
 
 def _trim_url(url: str) -> str:
     """Drop trailing punctuation; a closing bracket only when it is unbalanced."""
-    pairs = {")": "(", "]": "[", "}": "{"}
     while url and url[-1] in _URL_TRAIL:
         last = url[-1]
-        if last in pairs and url.count(pairs[last]) >= url.count(last):
+        if last in _PAIRS and url.count(_PAIRS[last]) >= url.count(last):
             break
         url = url[:-1]
     return url
+
+
+_PAIRS = {")": "(", "]": "[", "}": "{"}
 
 
 def _linkish(text: str) -> bool:
@@ -179,26 +206,77 @@ def _linkish(text: str) -> bool:
     return "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text
 
 
-def _links(text: str) -> Iterator[tuple[int, int, ValueKind, str, str]]:
+def _links(text: str) -> list[tuple[int, int, ValueKind, str, str]]:
     """(start, end, kind, raw, canonical) of each URL and e-mail address, in order."""
+    out: list[tuple[int, int, ValueKind, str, str]] = []
     # Without an "@" the e-mail branch cannot match, and it is the costly one: it runs
     # over every word, backtracking, looking for the "@".
     if "@" not in text:
-        for m in _URL_RE.finditer(text):
-            raw = _trim_url(m.group(0))
-            if "." not in raw and "/" not in raw.partition("//")[2]:
-                continue
-            yield m.start(), m.start() + len(raw), "url", raw, canonical_url(raw)
-        return
-    for m in _LINK_RE.finditer(text):
-        if m.group("url") is not None:
-            raw = _trim_url(m.group(0))
-            if "." not in raw and "/" not in raw.partition("//")[2]:
-                continue
-            yield m.start(), m.start() + len(raw), "url", raw, canonical_url(raw)
+        m = _URL_RE.search(text)
+        while m is not None:  # _URL_RE.finditer(text), whose matches are never empty
+            _add_url(out, m)
+            m = _URL_RE.search(text, m.end())
+        return out
+    # _LINK_RE.finditer(text), without its cost: at every position the e-mail branch
+    # runs over the word there, backtracking, looking for an "@". Its matches are the
+    # leftmost URL match (_URL_RE, as above) or e-mail match at or after ``pos``, the URL
+    # first when both start at one position, and the next search starts where the match
+    # ended; _next_email finds the e-mail match from the "@" signs instead.
+    url = _URL_RE.search(text)
+    email = _next_email(text, 0)
+    while url is not None or email is not None:
+        if email is None or (url is not None and url.start() <= email.start()):
+            _add_url(out, url)
+            pos = url.end()
         else:
-            raw = m.group(0)
-            yield m.start(), m.end(), "email", raw, normalize(raw)
+            raw = email.group(0)
+            out.append((email.start(), email.end(), "email", raw, normalize(raw)))
+            pos = email.end()
+        # A candidate that starts at or after ``pos`` is still the leftmost one from there.
+        if url is not None and url.start() < pos:
+            url = _URL_RE.search(text, pos)
+        if email is not None and email.start() < pos:
+            email = _next_email(text, pos)
+    return out
+
+
+def _add_url(out: list[tuple[int, int, ValueKind, str, str]], m: re.Match[str]) -> None:
+    """Append the URL of a _URL_RE match, unless it has neither a dot nor a path."""
+    raw = m.group(0)
+    if raw[-1] in _URL_TRAIL:  # else _trim_url has nothing to do
+        raw = _trim_url(raw)
+    if "." in raw or "/" in raw.partition("//")[2]:
+        start = m.start()
+        out.append((start, start + len(raw), "url", raw, canonical_url(raw)))
+
+
+# _EMAIL on its own (as in _LINK_RE), and its local part's character class, read
+# backwards from an "@".
+_EMAIL_RE = re.compile(_EMAIL, re.IGNORECASE)
+_LOCAL_RUN = re.compile(r"[\w.+-]*", re.IGNORECASE)
+
+
+def _next_email(text: str, pos: int) -> re.Match[str] | None:
+    """The match of _EMAIL_RE that starts leftmost at or after ``pos``, or None.
+
+    A match has one "@" (it is in none of _EMAIL's classes): the local part runs from its
+    start to the "@", over characters of its class, so for an "@" at ``at`` the only
+    possible starts are from the start of that run (or ``pos``) to ``at`` - 1; the
+    leftmost of them matches if any does (the domain after the "@" decides, the same
+    for all of them). A later "@" cannot give an earlier start: its run begins after
+    this "@". So: the first "@" whose run is not empty and whose domain matches.
+    """
+    prev = pos
+    at = text.find("@", pos)
+    while at >= 0:
+        start = at - _LOCAL_RUN.match(text[prev:at][::-1]).end()
+        if start < at:
+            m = _EMAIL_RE.match(text, start)
+            if m is not None:
+                return m
+        prev = at + 1  # the run before the next "@" starts after this one
+        at = text.find("@", prev)
+    return None
 
 
 def extract_values(text: str) -> list[Value]:
@@ -218,17 +296,22 @@ def value_spans(text: str) -> list[tuple[ValueKind, str, str]]:
              else canonical_number(raw))
             for raw in _NUMBER_RE.findall(text)
         ]
-    links = list(_links(text))
+    links = _links(text)
+    first = _NUMBER_RE.search(text)
+    if first is None:  # no number: the links, in order
+        return [(kind, raw, canonical) for _, _, kind, raw, canonical in links]
     out: list[tuple[int, tuple[ValueKind, str, str]]] = [
         (start, (kind, raw, canonical)) for start, _, kind, raw, canonical in links
     ]
     spans = [(a, b) for a, b, _, _, _ in links]
-    for m in _NUMBER_RE.finditer(text):
+    for m in _NUMBER_RE.finditer(text, first.start()):  # the same matches from there on
         at = m.start()
         if not any(a <= at < b for a, b in spans):
             raw = m.group(0)
             out.append((at, ("number", raw, canonical_number(raw))))
-    out.sort(key=lambda item: item[0])
+    # Starts are distinct (a number that starts where a link does is inside it), so
+    # sorting the pairs compares starts only, as sorting by start would.
+    out.sort()
     return [v for _, v in out]
 
 

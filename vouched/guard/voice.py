@@ -42,12 +42,21 @@ listed verbs) passes; so does a first-person claim phrased impersonally ("this a
 
 from __future__ import annotations
 
+import codecs
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 from vouched.text import LANGS, arabic_script_lang, normalize
+from vouched.text.normalize import (
+    _ARABIC,
+    _CYRILLIC,
+    _DEVANAGARI,
+    _LATIN,
+    _Alphabet,
+    _fold_to_bytes,
+    _from_bytes,
+)
 from vouched.text.scripts import ARABIC_CLASS, CYRILLIC_CLASS, DEVANAGARI_CLASS, HAN_CLASS
 
 __all__ = ["first_person_word", "voice_langs", "voice_words"]
@@ -69,6 +78,14 @@ _W = (
     r"(?:[^\W_]|[\u0300-\u036f]|[\u0900-\u0903]|[\u093a-\u094f]|[\u0951-\u0957]"
     r"|\u0962|\u0963)"
 )
+# _W as a single class, for text without "_" (there [^\W_] is \w): one test per character
+# instead of up to seven branches makes a search about a third faster. Every code point
+# from U+0900 to U+0963 is a Devanagari letter or digit or one of _W's marks, so the class
+# needs only two ranges, and with at most two the regex compiler keeps ranges instead of
+# building the bitmap. A test checks that it agrees with _W on every code point but "_".
+_W1 = r"[\w\u0300-\u036f\u0900-\u0963]"
+# Its complement: a separator (not a word character) in text without "_".
+_NOT_W1 = r"[^\w\u0300-\u036f\u0900-\u0963]"
 
 # Not pronouns although they read as one after case folding (English only).
 _NOT_PRONOUN = re.compile(
@@ -99,15 +116,83 @@ def _script_index(ch: str) -> int:
     raise AssertionError(f"{ch!r} is in no script class")  # _ANY_SCRIPT is their union
 
 
-@dataclass(frozen=True)
-class _Lexicon:
-    """Compiled matchers for one set of languages."""
+_SepPair = tuple[re.Pattern[str], re.Pattern[str]]  # what _sep_re returns
+_charmap_encode = codecs.charmap_encode
+# The longest prefix of word characters.
+_W_RUN = re.compile(f"(?:{_W})*")
 
-    words: re.Pattern[str] | None  # whole-word entries
-    chars: re.Pattern[str] | None  # Chinese character scan
-    english: bool  # English is among the lists: an "i"/"us" hit may be a false friend
-    # The whole-word entries in the separator form (see _sep_re), instead of ``words``.
-    sep: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+def _encode(alphabet: _Alphabet, text: str) -> bytes | None:
+    """``text`` in the alphabet's bytes, or None if it has a character the alphabet lacks."""
+    if alphabet is _LATIN:
+        b = text.encode("latin-1", "ignore")  # drops what is not Latin-1
+    else:
+        b = _charmap_encode(text, "ignore", alphabet.encoding_map)[0]
+    return b if len(b) == len(text) else None
+
+
+def _runs_table(chars: str) -> bytes:
+    """bytes.translate table: a word character's byte kept, every other byte a space."""
+    return bytes(i if re.fullmatch(_W, c) else 0x20 for i, c in enumerate(chars))
+
+
+_RUNS = {alphabet: _runs_table(alphabet.chars) for alphabet in (_LATIN, _ARABIC, _CYRILLIC, _DEVANAGARI)}
+
+
+class _Lexicon:
+    """Compiled matchers for one set of languages.
+
+    The whole-word entries have two matchers: ``words1``/``sep1`` (one of them, or
+    neither), written with _W1, for text without "_" — nearly all text, and the faster
+    one — and the general form with _W (``general()``), for text with "_", compiled on
+    first use.
+
+    Before either, a cheap test often shows that no whole-word entry can match
+    (``heads``, see first_person_word). A match of entry e at position p
+    has no word character (_W) before it, so p starts a run of word characters; the run
+    ends at e's first character that is not one — a space in "می کنم", the apostrophe of
+    "j'" — or, if e has none, right after e, as the right boundary wants no word
+    character there. So the run is exactly e's head, its longest prefix of word
+    characters, and a text none of whose runs is a head has no match. The runs of text
+    over one of normalize's alphabets (Latin-1; ASCII with Arabic/Persian, Cyrillic or
+    Devanagari) are cheap to list from the normalised text's bytes (``_fold_to_bytes``):
+    every byte of a non-word character made a space, then split. Tidying spaces, or
+    reading ’ and ʼ as apostrophes, changes no run.
+    """
+
+    __slots__ = ("words1", "sep1", "fast", "chars", "char_entries", "english", "_entries",
+                 "_general", "heads")
+
+    def __init__(self, entries: list[str], chars: re.Pattern[str] | None,
+                 char_entries: tuple[str, ...], english: bool) -> None:
+        self._entries = entries
+        self._general: tuple[re.Pattern[str] | None, _SepPair | None] | None = None
+        self.sep1 = _sep_re(entries, w=_W1, separator=_NOT_W1)
+        self.words1 = None if self.sep1 is not None else _word_re1(entries)
+        self.fast = self.sep1 is not None or self.words1 is not None
+        heads = {_W_RUN.match(e).group() for e in entries}
+        # alphabet -> (the heads in its bytes, its runs table); none if an entry starts
+        # with a non-word character. A head that an alphabet cannot write is in no text
+        # written in it.
+        self.heads: dict[_Alphabet, tuple[frozenset[bytes], bytes]] = {}
+        if "" not in heads:
+            for alphabet, runs in _RUNS.items():
+                encoded = frozenset(b for b in (_encode(alphabet, h) for h in heads) if b is not None)
+                self.heads[alphabet] = (encoded, runs)
+        self.chars = chars  # Chinese character scan
+        # The Chinese entries: a match of ``chars`` contains one of them, so where none
+        # is in the text (``in``, at C speed) the scan is skipped. The scan starts with
+        # a lookahead guard, which leaves the regex engine no first character to skip to:
+        # it tries a match at every position.
+        self.char_entries = char_entries
+        self.english = english  # English is among the lists: an "i"/"us" hit may be a false friend
+
+    def general(self) -> tuple[re.Pattern[str] | None, _SepPair | None]:
+        """(``_word_re``, ``_sep_re``) of the entries — one of them, or neither."""
+        if self._general is None:
+            sep = _sep_re(self._entries)
+            self._general = (None if sep is not None else _word_re(self._entries), sep)
+        return self._general
 
 
 @lru_cache(maxsize=None)
@@ -208,6 +293,42 @@ def _word_re_per_entry(ordered: list[str]) -> re.Pattern[str]:
     return re.compile("|".join(alts))
 
 
+def _word_re1(entries: list[str]) -> re.Pattern[str] | None:
+    """``_word_re`` with _W1 for _W (so only for text without "_"), shaped for speed.
+
+    Shape: ``c(?<!W.)(?<!W'.)(?:(?:rests of c's plain entries)(?!W)(?!'W)|(?:rests of
+    c's elisions)(?=W))|...`` — one branch per first letter, each opening with that
+    letter as a literal. The regex engine then skips to the next first letter at C speed
+    (as with ``_word_re``'s leading class) and picks the branch by its literal without
+    entering the others; ``_word_re`` instead tries a ``(?<=c)`` lookbehind per first
+    letter at every word start. Equivalence with ``_word_re``: at a position only the
+    branch of the letter there can match; inside it the left boundary is the same, plain
+    entries come before elisions, each kind longest first, and a failed right boundary
+    backtracks to the next entry, as there. None where ``_word_re`` falls back to one
+    branch per entry (an elision and a plain entry, one a prefix of the other).
+    """
+    if not entries:
+        return None
+    ordered = sorted(set(entries), key=len, reverse=True)
+    elisions = [e for e in ordered if e.endswith("'")]
+    plain = [e for e in ordered if not e.endswith("'")]
+    if any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain):
+        return None
+    groups: dict[str, tuple[list[str], list[str]]] = {}
+    for entry in ordered:
+        kinds = groups.setdefault(entry[0], ([], []))
+        kinds[1 if entry.endswith("'") else 0].append(re.escape(entry[1:]).replace(r"\ ", " "))
+    branches = []
+    for first, (plain_rests, elision_rests) in groups.items():
+        kinds = []
+        if plain_rests:
+            kinds.append(f"(?:{'|'.join(plain_rests)})(?!{_W1})(?!'{_W1})")
+        if elision_rests:
+            kinds.append(f"(?:{'|'.join(elision_rests)})(?={_W1})")  # "j'" before a letter
+        branches.append(f"{re.escape(first)}(?<!{_W1}.)(?<!{_W1}'.)(?:{'|'.join(kinds)})")
+    return re.compile("|".join(branches), re.S)
+
+
 def _char_re(entries: list[str], exceptions: tuple[str, ...]) -> re.Pattern[str] | None:
     if not entries:
         return None
@@ -238,9 +359,8 @@ def _lexicon(langs: tuple[str, ...]) -> _Lexicon:
             exceptions += excs
         else:
             words.extend(entries)
-    sep = _sep_re(words)
-    return _Lexicon(None if sep else _word_re(words), _char_re(chars, exceptions),
-                    english="en" in langs, sep=sep)
+    return _Lexicon(words, _char_re(chars, exceptions), tuple(dict.fromkeys(chars)),
+                    english="en" in langs)
 
 
 # Characters that are word characters (_W) but not letters or digits: combining marks.
@@ -251,14 +371,17 @@ _W_RE = re.compile(_W)
 _FREQUENT = frozenset("etaoinsrh")
 
 
-def _sep_re(entries: list[str], always: bool = False) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+def _sep_re(entries: list[str], always: bool = False, *, w: str = _W,
+            separator: str = f"[\\W_](?<!{_MARKS})") -> tuple[re.Pattern[str], re.Pattern[str]] | None:
     """The same matcher as ``_word_re``, found from the other side: an entry starts the
     text, or follows a character that is not a word character (and not an apostrophe
     glued to one) — (one anchored at 0, one searched for such a character, the entry in
     group 1). The search then stops only at spaces and punctuation, not at every
     letter, which pays when most letters start some entry. None where it does not pay,
     or where an entry does not start with a word character (the separator would be
-    part of it). ``always``: whether it pays or not (tests).
+    part of it). ``always``: whether it pays or not (tests). ``w`` and ``separator``: a
+    word character and a character that is not one (_W1 and _NOT_W1 for text without
+    "_").
     """
     if not entries:
         return None
@@ -273,11 +396,11 @@ def _sep_re(entries: list[str], always: bool = False) -> tuple[re.Pattern[str], 
         return None
     alts = []
     if plain:
-        alts.append(f"(?:{_literal_first(plain)})(?!{_W})(?!'{_W})")
+        alts.append(f"(?:{_literal_first(plain)})(?!{w})(?!'{w})")
     if elisions:
-        alts.append(f"(?:{_literal_first(elisions)})(?={_W})")
+        alts.append(f"(?:{_literal_first(elisions)})(?={w})")
     body = "|".join(alts)
-    return re.compile(f"({body})"), re.compile(f"[\\W_](?<!{_MARKS})(?<!{_W}')({body})")
+    return re.compile(f"({body})"), re.compile(f"{separator}(?<!{w}')({body})")
 
 
 def _literal_first(entries: list[str]) -> str:
@@ -304,34 +427,62 @@ def first_person_word(sentence: str, lang: str | None = None) -> str | None:
             lex = _lexicon(_given_langs(lang))
             if len(_BY_LANG) < 64:
                 _BY_LANG[lang] = lex
+    # The test for no whole-word match (see _Lexicon), on the bytes of the normalised
+    # sentence where it has them: (heads, runs table) and the bytes.
+    test: tuple[frozenset[bytes], bytes] | None = None
+    folded_bytes = None
+    if sentence.isascii():
+        test = lex.heads.get(_LATIN)
+        b = sentence.encode("ascii").lower()  # normalize(): lower, on ASCII
+    elif sentence < "\u0980":  # (else in no alphabet: see _fold_to_bytes)
+        folded_bytes = _fold_to_bytes(sentence)
+        if folded_bytes is not None:
+            test = lex.heads.get(folded_bytes[0])
+            b = folded_bytes[1]
+    no_word = test is not None and test[0].isdisjoint(b.translate(test[1]).split(b" "))
+    if no_word and lex.chars is None:
+        return None
     if sentence.isascii():  # normalize() inlined; no curly apostrophe to read
         norm = sentence.lower()
         if not norm.isprintable() or "  " in norm or norm.startswith(" ") or norm.endswith(" "):
             norm = " ".join(norm.split())
     else:
-        norm = normalize(sentence)
+        norm = None if folded_bytes is None else _from_bytes(*folded_bytes)  # normalize()'s
+        if norm is None:
+            norm = normalize(sentence)
         if "\u2019" in norm or "\u02bc" in norm:  # _apostrophes
             norm = norm.replace("\u2019", "'").replace("\u02bc", "'")
-    if lex.chars is None and lex.words is not None:  # _search with one pattern
-        m = lex.words.search(norm)
+    words1 = lex.words1
+    if words1 is not None and lex.chars is None and "_" not in norm:  # _search, one pattern
+        m = words1.search(norm)
         hit = None if m is None else m.group(0)
     else:
-        hit = _search(lex, norm)
+        hit = _search(lex, norm, no_word)
     if hit is not None and lex.english and hit in ("i", "us"):
         # Only now pay for the English guard, then look again without the false friends.
         hit = _search(lex, _apostrophes(normalize(_NOT_PRONOUN.sub(" ", sentence))))
     return hit
 
 
-def _search(lex: _Lexicon, norm: str) -> str | None:
-    if lex.sep is not None:
-        m = lex.sep[0].match(norm) or lex.sep[1].search(norm)
+def _search(lex: _Lexicon, norm: str, no_word: bool = False) -> str | None:
+    """The first entry in ``norm``; ``no_word``: known to have no whole-word match."""
+    if no_word:
+        words = sep = None
+    elif lex.fast and "_" not in norm:
+        words, sep = lex.words1, lex.sep1
+    else:
+        words, sep = lex.general()
+    if sep is not None:
+        m = sep[0].match(norm) or sep[1].search(norm)
         word = None if m is None else (m.start(1), m.group(1))
     else:
-        m = None if lex.words is None else lex.words.search(norm)
+        m = None if words is None else words.search(norm)
         word = None if m is None else (m.start(), m.group(0))
     if lex.chars is not None:
-        m = lex.chars.search(norm)
-        if m is not None and (word is None or m.start() < word[0]):
-            return m.group(0)
+        for entry in lex.char_entries:
+            if entry in norm:  # else the scan cannot match (see _Lexicon)
+                m = lex.chars.search(norm)
+                if m is not None and (word is None or m.start() < word[0]):
+                    return m.group(0)
+                break
     return None if word is None else word[1]
