@@ -423,6 +423,7 @@ class SentenceGate:
             # terminal at all" goes the general way below, which gives the same answer.
             m = _SENTENCE.match(buf, off)
             end = m.end(3)
+            cut = -1
             if end < 0:
                 if m.end() == n:  # no terminal punctuation held: scan the chunks to come
                     self._scan = n
@@ -465,83 +466,62 @@ class SentenceGate:
                         cut = -1  # a quoted question inside a sentence
                     else:
                         cut = end
-                    if cut >= 0:
-                        piece = buf[off:cut].strip()
-                        self._off = cut
-                        if 2 * cut > self._len:
-                            parts[:] = [buf[cut:]]
-                            self._len -= cut
-                            self._off = 0
-                        if piece:
-                            verdict = _check(piece, self._values, self._value_set, self._lang,
-                                             self._min_words)
-                            out.append(verdict)
-                            if not verdict[3]:  # ok
-                                self._failed = verdict
-                                self._closed = True
-                                self._need = -1
-                                return out
-                        if m.end() == n:
-                            # Nothing after the cut can end a sentence yet (the general
-                            # way would find no terminal past the leading spaces): scan
-                            # the chunks to come, as below.
-                            n = self._len
-                            self._scan = n
-                            self._scan_part = 1
-                            self._need = n + _AFTER + 1
-                            return out
-                        continue
-            # Line breaks before the first word end nothing: look past them.
-            hit = _TERMINAL_SPAN.search(buf, _SPACES.match(buf, off).end())
-            if hit is None:  # wait for terminal punctuation in the chunks to come
-                self._scan = n
-                self._scan_part = 1
-                self._need = n + _AFTER + 1
-                return out
-            at = hit.start()
-            need = hit.end() + _AFTER
-            if n < need:
-                self._scan = -1
-                self._need = need
-                return out
-            size = need - off  # the least text that can settle the first boundary
-            # Before the first terminal the splitter cuts nowhere, unless a "«" (a closer
-            # to it, not to _TERMINAL) follows a full stop: start its scan there.
-            at -= off
-            if "«" in buf[off:at + off]:
-                at = 0
-            while True:  # _cut_in(window, at_end=False), growing the window as _next_cut did
-                window = buf[off : off + size]
-                first = first_sentence_end(window, at)
-                need_in = -1
-                if first is not None and first[1]:
-                    end = first[0]
-                    nxt = _NEXT.match(window, end).end()
-                    if len(window) - nxt <= LOOKAHEAD:
-                        need_in = nxt + LOOKAHEAD + 1
-                    elif _PARTIAL_MARKER.match(window, nxt):
-                        need_in = len(window) + 1
-                    else:
-                        break  # settled: cut at end
-                if off + size >= n:  # the window is all the text: wait
-                    if need_in >= 0:
-                        self._scan = -1
-                        self._need = off + need_in
-                    else:
-                        # No boundary yet: wait for terminal punctuation near or past the end.
-                        hit = _TERMINAL_SPAN.search(buf, max(_SPACES.match(buf, off).end(), n - LOOKAHEAD))
-                        if hit is None:
-                            self._scan = n
-                            self._scan_part = 1
-                            self._need = n + _AFTER + 1
-                        else:
-                            self._scan = -1
-                            self._need = hit.end() + _AFTER
+            # Whether the fast match went on to the end of the text past its cut: then
+            # nothing after the cut can end a sentence yet.
+            clear = cut >= 0 and m.end() == n
+            if cut < 0:
+                # Line breaks before the first word end nothing: look past them.
+                hit = _TERMINAL_SPAN.search(buf, _SPACES.match(buf, off).end())
+                if hit is None:  # wait for terminal punctuation in the chunks to come
+                    self._scan = n
+                    self._scan_part = 1
+                    self._need = n + _AFTER + 1
                     return out
-                size *= 2
-            cut = off + end
+                at = hit.start()
+                need = hit.end() + _AFTER
+                if n < need:
+                    self._scan = -1
+                    self._need = need
+                    return out
+                size = need - off  # the least text that can settle the first boundary
+                # Before the first terminal the splitter cuts nowhere, unless a "«" (a closer
+                # to it, not to _TERMINAL) follows a full stop: start its scan there.
+                at -= off
+                if "«" in buf[off:at + off]:
+                    at = 0
+                while True:  # _cut_in(window, at_end=False), growing the window as _next_cut did
+                    window = buf[off : off + size]
+                    first = first_sentence_end(window, at)
+                    need_in = -1
+                    if first is not None and first[1]:
+                        end = first[0]
+                        nxt = _NEXT.match(window, end).end()
+                        if len(window) - nxt <= LOOKAHEAD:
+                            need_in = nxt + LOOKAHEAD + 1
+                        elif _PARTIAL_MARKER.match(window, nxt):
+                            need_in = len(window) + 1
+                        else:
+                            break  # settled: cut at end
+                    if off + size >= n:  # the window is all the text: wait
+                        if need_in >= 0:
+                            self._scan = -1
+                            self._need = off + need_in
+                        else:
+                            # No boundary yet: wait for terminal punctuation near or past the end.
+                            hit = _TERMINAL_SPAN.search(buf, max(_SPACES.match(buf, off).end(), n - LOOKAHEAD))
+                            if hit is None:
+                                self._scan = n
+                                self._scan_part = 1
+                                self._need = n + _AFTER + 1
+                            else:
+                                self._scan = -1
+                                self._need = hit.end() + _AFTER
+                        return out
+                    size *= 2
+                cut = off + end
+            # Release the sentence before the cut (``_advance`` inlined).
             piece = buf[off:cut].strip()
-            self._off = cut  # _advance(cut)
+            self._off = cut
             if 2 * cut > self._len:
                 parts[:] = [buf[cut:]]
                 self._len -= cut
@@ -554,6 +534,14 @@ class SentenceGate:
                     self._closed = True
                     self._need = -1
                     return out
+            if clear:
+                # (The general way would find no terminal past the leading spaces.) Scan
+                # the chunks to come.
+                n = self._len
+                self._scan = n
+                self._scan_part = 1
+                self._need = n + _AFTER + 1
+                return out
 
     def _drain(self, final: bool) -> list[GateVerdict]:
         """Verdicts of the held sentences that are settled (all of them when ``final``)."""
