@@ -23,7 +23,6 @@ one after `connect_timeout_s`) so a down database costs an answer at most that.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from contextlib import contextmanager
 from datetime import datetime
@@ -33,12 +32,11 @@ from vouched.pg import (
     PgConnections, PgUnavailable, check_schema, dsn_from, migrate as pg_migrate, require_psycopg, utc, where,
 )
 from vouched.trace.store import (
-    COLUMNS, MIN_PREFIX, TraceNotFound, TraceStoreError, _as_dict, _now, one_match, summary, utc_iso,
+    COLUMNS, MIN_PREFIX, TraceNotFound, TraceSink, TraceStoreError, _now, one_match, split_record, summary,
+    utc_iso,
 )
 
 __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE", "PostgresTraceStore", "migrate"]
-
-log = logging.getLogger("vouched.trace")
 
 MIGRATIONS_TABLE = "trace_migrations"
 
@@ -101,7 +99,7 @@ def _created(value: Any, clock: Callable[[], datetime]) -> datetime:
     return utc(clock())
 
 
-class PostgresTraceStore:
+class PostgresTraceStore(TraceSink):
     """Traces and feedback in PostgreSQL (`[store].dsn` / VOUCHED_PG_DSN, schema `[store].pg_schema`).
 
     `clock` returns the current time (tests pass a fake one). Thread-safe: each call takes a
@@ -155,23 +153,14 @@ class PostgresTraceStore:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> "PostgresTraceStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # -- writing -----------------------------------------------------------------------------
     def write(self, record: Any, *, failure_class: str | None = None) -> str:
         """Insert one trace (a TraceRecord or its dict); raises on failure. Returns its id."""
         from psycopg.types.json import Jsonb
 
-        d = _as_dict(record)
-        tid = _text(str(d.pop("id")))
-        row = {c: _text(d.pop(c, None)) for c in COLUMNS}
-        row["question"] = row["question"] or ""
-        for c in ("normalized", "lang", "route", "outcome", "evidence_run"):
-            row[c] = row[c] or ""
+        tid, row, d = split_record(record)
+        tid = _text(tid)
+        row = {c: _text(v) for c, v in row.items()}
         created = _created(d.pop("created_at", None), self.clock)
         failure_class = _text(failure_class or d.pop("failure_class", None))
         data = _JSON_NUL.sub(r"\1\\ufffd", json.dumps(d, ensure_ascii=False, default=str, sort_keys=True))
@@ -181,15 +170,6 @@ class PostgresTraceStore:
                 (tid, created, *(row[c] for c in COLUMNS), Jsonb(data, dumps=lambda s: s), failure_class),
             )
         return tid
-
-    def sink(self, record: Any) -> None:
-        """The pipeline's trace sink: write, and never raise (errors are logged and counted)."""
-        try:
-            self.write(record)
-        except Exception as exc:  # an answer must not fail because its trace could not be written
-            self.errors += 1
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            log.warning("trace %s not written to %s: %s", getattr(record, "id", "?"), self.location, self.last_error)
 
     def set_failure_class(self, trace_id: str, failure_class: str | None) -> None:
         """Record the failure class the eval harness found (it knows the expected outcome)."""

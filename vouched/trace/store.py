@@ -36,6 +36,7 @@ __all__ = [
     "MIGRATIONS",
     "AmbiguousTraceId",
     "TraceNotFound",
+    "TraceSink",
     "TraceStore",
     "TraceStoreError",
     "migration_hash",
@@ -122,7 +123,51 @@ def _as_dict(record: Any) -> dict:
     raise TypeError(f"a trace is a TraceRecord (or dict), got {type(record).__name__}")
 
 
-class TraceStore:
+def split_record(record: Any) -> tuple[str, dict, dict]:
+    """(id, the column values with their defaults, everything else) of a trace record."""
+    d = _as_dict(record)
+    tid = str(d.pop("id"))
+    row = {c: d.pop(c, None) for c in COLUMNS}
+    row["question"] = row["question"] or ""
+    for c in ("normalized", "lang", "route", "outcome", "evidence_run"):
+        row[c] = row[c] or ""
+    return tid, row, d
+
+
+class TraceSink:
+    """What both trace stores share: the never-raising ``sink`` and the context manager.
+
+    A subclass sets ``location`` (for messages), ``errors`` and ``last_error``, and has
+    ``write`` and ``close``.
+    """
+
+    location: str
+    errors: int
+    last_error: str | None
+
+    def write(self, record: Any, *, failure_class: str | None = None) -> str:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def sink(self, record: Any) -> None:
+        """The pipeline's trace sink: write, and never raise (errors are logged and counted)."""
+        try:
+            self.write(record)
+        except Exception as exc:  # an answer must not fail because its trace could not be written
+            self.errors += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.warning("trace %s not written to %s: %s", getattr(record, "id", "?"), self.location, self.last_error)
+
+
+class TraceStore(TraceSink):
     """One SQLite file of traces and feedback.
 
     ``clock`` returns the current time (tests pass a fake one). The connection is shared
@@ -168,21 +213,10 @@ class TraceStore:
                 self._conn.close()
                 self._conn = None
 
-    def __enter__(self) -> "TraceStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # -- writing -----------------------------------------------------------------------------
     def write(self, record: Any, *, failure_class: str | None = None) -> str:
         """Insert one trace (a TraceRecord or its dict); raises on failure. Returns its id."""
-        d = _as_dict(record)
-        tid = str(d.pop("id"))
-        row = {c: d.pop(c, None) for c in COLUMNS}
-        row["question"] = row["question"] or ""
-        for c in ("normalized", "lang", "route", "outcome", "evidence_run"):
-            row[c] = row[c] or ""
+        tid, row, d = split_record(record)
         created = d.pop("created_at", None) or utc_iso(self.clock())
         failure_class = failure_class or d.pop("failure_class", None)
         data = json.dumps(d, ensure_ascii=False, default=str, sort_keys=True)
@@ -193,15 +227,6 @@ class TraceStore:
                 (tid, created, *(row[c] for c in COLUMNS), data, failure_class),
             )
         return tid
-
-    def sink(self, record: Any) -> None:
-        """The pipeline's trace sink: write, and never raise (errors are logged and counted)."""
-        try:
-            self.write(record)
-        except Exception as exc:  # an answer must not fail because its trace could not be written
-            self.errors += 1
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            log.warning("trace %s not written to %s: %s", getattr(record, "id", "?"), self.path, self.last_error)
 
     def set_failure_class(self, trace_id: str, failure_class: str | None) -> None:
         """Record the failure class the eval harness found (it knows the expected outcome)."""
