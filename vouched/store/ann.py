@@ -25,7 +25,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 import numpy as np
 
@@ -123,6 +123,28 @@ def prune_index_files(db_path: Path, live: Iterable[tuple[int, str]], suffix: st
     return gone
 
 
+def temp_beside(beside: Path, suffix: str, write: Callable[[str], None]) -> Path:
+    """A fresh temp file in `beside`'s folder (same file system, so a rename is atomic),
+    filled by `write(path)`; removed again if writing fails."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{beside.name}.", suffix=suffix, dir=beside.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def replace_with(tmp: Path, path: Path) -> None:
+    """Rename `tmp` over `path` (atomic); `tmp` is removed if that fails."""
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 class AnnIndex:
     """An HNSW graph over one version's unit vectors; labels are row positions in that version."""
 
@@ -161,23 +183,11 @@ class AnnIndex:
 
     def write_temp(self, beside: Path) -> Path:
         """Write to a fresh temp file in `beside`'s folder (same file system, so a rename is atomic)."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{beside.name}.", suffix=".ann.tmp", dir=beside.parent)
-        os.close(fd)
-        try:
-            _faiss().write_index(self._index, tmp)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return Path(tmp)
+        return temp_beside(beside, ".ann.tmp", lambda tmp: _faiss().write_index(self._index, tmp))
 
     def save(self, path: Path) -> None:
         """Write atomically: a temp file in the same folder, then rename over `path`."""
-        tmp = self.write_temp(path)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        replace_with(self.write_temp(path), path)
 
     def search(self, vector: np.ndarray, k: int) -> np.ndarray:
         """Row positions of about the k nearest rows (inner product), best first; no scores."""

@@ -27,14 +27,14 @@ loads in seconds), rebuilt from the `chunks.terms` column when missing.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
+
+from vouched.store.ann import replace_with, temp_beside
 
 K1 = 1.2
 B = 0.75
@@ -221,23 +221,11 @@ class KeywordIndex:
     # -- files ----------------------------------------------------------------------------
     def write_temp(self, beside: Path) -> Path:
         """Write to a temp file in `beside`'s folder (renamed into place by the caller)."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{beside.name}.", suffix=".kw.tmp", dir=beside.parent)
-        os.close(fd)
-        try:
-            self._write(Path(tmp))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return Path(tmp)
+        return temp_beside(beside, ".kw.tmp", lambda tmp: self._write(Path(tmp)))
 
     def save(self, path: Path) -> None:
         """Write atomically: a temp file in the same folder, then rename over `path`."""
-        tmp = self.write_temp(path)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        replace_with(self.write_temp(path), path)
 
     def _write(self, path: Path) -> None:
         terms = sorted(self.vocab, key=self.vocab.__getitem__)
