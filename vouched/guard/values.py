@@ -81,8 +81,6 @@ _NUMBER = r"\d\d*(?:[.,\u066b\u066c](?=\d)\d+|[\u00a0\u202f\u2009](?=\d{3}(?!\d)
 _URL = r"(?:https?://|www\.)[^\s<>\"\[\]{}|\\^`]+"
 _EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _NUMBER_RE = re.compile(_NUMBER)
-# URLs and e-mail addresses as one pattern: the definition _links follows (faster).
-_LINK_RE = re.compile(rf"(?P<url>{_URL})|(?P<email>{_EMAIL})", re.IGNORECASE)
 # _URL under IGNORECASE, spelled out (the only case variants of h, t, p, s, w are the
 # upper-case letters and the long s; a test checks every code point) and led by a class,
 # so that a search skips to the next h or w at C speed instead of trying the branch at
@@ -92,7 +90,6 @@ _URL_RE = re.compile(
 )
 _URL_TRAIL = ".,;:!?'\"»”’)]}>。，、；：！？）】》،؛"
 _SEPARATORS = re.compile(r"[.,]")
-_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?")  # what canonical_url removes (as string tests)
 
 
 # What normalize(raw).replace(" ", "") does to a number span made only of these
@@ -176,9 +173,8 @@ def canonical_url(raw: str) -> str:
     url = normalize(raw)
     if url and url[-1] in _URL_TRAIL:  # else _trim_url has nothing to do
         url = _trim_url(url)
-    # _SCHEME.sub("", url): the pattern is anchored at the start and each part optional
-    # (greedy, no backtracking to do), so it removes "https://" or "http://" if the text
-    # starts with it, then "www." if what is left does.
+    # The scheme, then "www.": what ``^(?:https?://)?(?:www\.)?`` would remove (anchored,
+    # each part optional, nothing to backtrack), as two prefix tests.
     if url.startswith("https://"):
         url = url[8:]
     elif url.startswith("http://"):
@@ -217,7 +213,8 @@ def _links(text: str) -> list[tuple[int, int, ValueKind, str, str]]:
             _add_url(out, m)
             m = _URL_RE.search(text, m.end())
         return out
-    # _LINK_RE.finditer(text), without its cost: at every position the e-mail branch
+    # The matches of ``(?P<url>_URL)|(?P<email>_EMAIL)`` (IGNORECASE) in order, without
+    # that alternation's cost: at every position the e-mail branch
     # runs over the word there, backtracking, looking for an "@". Its matches are the
     # leftmost URL match (_URL_RE, as above) or e-mail match at or after ``pos``, the URL
     # first when both start at one position, and the next search starts where the match
@@ -250,8 +247,8 @@ def _add_url(out: list[tuple[int, int, ValueKind, str, str]], m: re.Match[str]) 
         out.append((start, start + len(raw), "url", raw, canonical_url(raw)))
 
 
-# _EMAIL on its own (as in _LINK_RE), and its local part's character class, read
-# backwards from an "@".
+# _EMAIL on its own (IGNORECASE, as in the alternation above), and its local part's
+# character class, read backwards from an "@".
 _EMAIL_RE = re.compile(_EMAIL, re.IGNORECASE)
 _LOCAL_RUN = re.compile(r"[\w.+-]*", re.IGNORECASE)
 

@@ -242,6 +242,16 @@ def _given_langs(lang: str) -> tuple[str, ...]:
     return ("en", key) if key in LANGS and key != "en" else ("en",)
 
 
+def _by_kind(entries: list[str]) -> tuple[list[str], list[str], list[str], bool]:
+    """(entries longest first, the plain ones, the elisions — each kind in that order —,
+    and whether an elision and a plain entry could match at one position: one is a
+    prefix of the other)."""
+    ordered = sorted(set(entries), key=len, reverse=True)
+    elisions = [e for e in ordered if e.endswith("'")]
+    plain = [e for e in ordered if not e.endswith("'")]
+    return ordered, plain, elisions, any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain)
+
+
 def _word_re(entries: list[str]) -> re.Pattern[str] | None:
     """One pattern for whole-word entries; a hit is the first entry (longest first) that
     matches at the leftmost position where any does.
@@ -257,10 +267,8 @@ def _word_re(entries: list[str]) -> re.Pattern[str] | None:
     """
     if not entries:
         return None
-    ordered = sorted(set(entries), key=len, reverse=True)
-    elisions = [e for e in ordered if e.endswith("'")]
-    plain = [e for e in ordered if not e.endswith("'")]
-    if any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain):
+    ordered, plain, elisions, clash = _by_kind(entries)
+    if clash:
         # Both kinds could match at one position: keep the global longest-first order.
         return _word_re_per_entry(ordered)
     alts = []
@@ -309,10 +317,8 @@ def _word_re1(entries: list[str]) -> re.Pattern[str] | None:
     """
     if not entries:
         return None
-    ordered = sorted(set(entries), key=len, reverse=True)
-    elisions = [e for e in ordered if e.endswith("'")]
-    plain = [e for e in ordered if not e.endswith("'")]
-    if any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain):
+    ordered, plain, elisions, clash = _by_kind(entries)
+    if clash:
         return None
     groups: dict[str, tuple[list[str], list[str]]] = {}
     for entry in ordered:
@@ -385,14 +391,10 @@ def _sep_re(entries: list[str], always: bool = False, *, w: str = _W,
     """
     if not entries:
         return None
-    ordered = sorted(set(entries), key=len, reverse=True)
+    ordered, plain, elisions, clash = _by_kind(entries)
     if not always and len(_FREQUENT.intersection(e[0] for e in ordered)) < 6:
         return None
-    if not all(_W_RE.fullmatch(e[0]) for e in ordered):
-        return None
-    elisions = [e for e in ordered if e.endswith("'")]
-    plain = [e for e in ordered if not e.endswith("'")]
-    if any(a.startswith(b) or b.startswith(a) for a in elisions for b in plain):
+    if clash or not all(_W_RE.fullmatch(e[0]) for e in ordered):
         return None
     alts = []
     if plain:
