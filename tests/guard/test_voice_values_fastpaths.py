@@ -13,33 +13,15 @@ facts about Unicode the fast paths rest on are checked on every code point.
 from __future__ import annotations
 
 import re
-import sys
-import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.plain import CODE_POINTS, canonical_number_plain, normalize_plain
 from vouched.guard import values as VAL
 from vouched.guard import voice as VOICE
-from vouched.text.normalize import _MAP
 
-CODE_POINTS = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
 LANGS = ["en", "fa", "es", "pt", "fr", "de", "ar", "ru", "zh", "hi", None, "xx", "en-US"]
-
-
-def _normalize_reference(text: str) -> str:
-    def one_pass(s: str) -> str:
-        s = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", s).casefold())
-        return " ".join(s.translate(_MAP).split())
-
-    if text.isascii():
-        return " ".join(text.lower().split())
-    s = one_pass(text)
-    for _ in range(8):
-        if unicodedata.is_normalized("NFKC", s) and s.casefold() == s:
-            break
-        s = one_pass(s)
-    return s
 
 
 # --- voice: the plain search ----------------------------------------------------------------
@@ -78,9 +60,9 @@ def _first_person_reference(sentence: str, lang: str | None) -> str | None:
                 return m.group(0)
         return None if word is None else word[1]
 
-    hit = search(_apostrophes(_normalize_reference(sentence)))
+    hit = search(_apostrophes(normalize_plain(sentence)))
     if hit is not None and "en" in langs and hit in ("i", "us"):
-        hit = search(_apostrophes(_normalize_reference(VOICE._NOT_PRONOUN.sub(" ", sentence))))
+        hit = search(_apostrophes(normalize_plain(VOICE._NOT_PRONOUN.sub(" ", sentence))))
     return hit
 
 
@@ -186,7 +168,7 @@ def test_runs_tables_keep_exactly_the_word_characters() -> None:
 def test_no_word_test_never_hides_a_match(text: str, lang: str) -> None:
     """Where the runs of the normalised text hold no head, the plain search finds nothing."""
     lex = VOICE._lexicon(VOICE._given_langs(lang))
-    norm = _apostrophes(_normalize_reference(text))
+    norm = _apostrophes(normalize_plain(text))
     for alphabet, (heads, runs) in lex.heads.items():
         b = VOICE._encode(alphabet, norm)
         if b is not None and heads.isdisjoint(b.translate(runs).split(b" ")):
@@ -210,26 +192,7 @@ def _trim_url_reference(url: str) -> str:
 
 
 def _canonical_url_reference(raw: str) -> str:
-    return _SCHEME_PLAIN.sub("", _trim_url_reference(_normalize_reference(raw))).rstrip("/")
-
-
-def _canonical_number_reference(raw: str) -> str:
-    s = raw if raw.isascii() else _normalize_reference(raw).replace(" ", "")
-    if s.isdigit():
-        return VAL._strip_int(s)
-    seps = [c for c in s if c in ".,"]
-    groups = VAL._SEPARATORS.split(s)
-    if len(set(seps)) == 2:
-        dec = seps[-1]
-        if dec not in seps[:-1] and VAL._is_grouped(groups[:-1]):
-            return VAL._decimal("".join(groups[:-1]), groups[-1])
-        return VAL._literal(groups)
-    if len(seps) > 1:
-        return VAL._strip_int("".join(groups)) if VAL._is_grouped(groups) else VAL._literal(groups)
-    head, tail = groups
-    if len(tail) == 3 and VAL._is_grouped(groups):
-        return VAL._strip_int(head + tail)
-    return VAL._decimal(head, tail)
+    return _SCHEME_PLAIN.sub("", _trim_url_reference(normalize_plain(raw))).rstrip("/")
 
 
 def _links_reference(text: str) -> list[tuple[int, int, str, str, str]]:
@@ -242,7 +205,7 @@ def _links_reference(text: str) -> list[tuple[int, int, str, str, str]]:
             out.append((m.start(), m.start() + len(raw), "url", raw, _canonical_url_reference(raw)))
         else:
             raw = m.group(0)
-            out.append((m.start(), m.end(), "email", raw, _normalize_reference(raw)))
+            out.append((m.start(), m.end(), "email", raw, normalize_plain(raw)))
     return out
 
 
@@ -251,14 +214,14 @@ def _value_spans_reference(text: str) -> list[tuple[str, str, str]]:
     out = [(start, (kind, raw, canonical)) for start, _, kind, raw, canonical in links]
     for m in VAL._NUMBER_RE.finditer(text):
         if not any(a <= m.start() < b for a, b, _, _, _ in links):
-            out.append((m.start(), ("number", m.group(0), _canonical_number_reference(m.group(0)))))
+            out.append((m.start(), ("number", m.group(0), canonical_number_plain(m.group(0)))))
     out.sort(key=lambda item: item[0])
     return [v for _, v in out]
 
 
 def _source_values_reference(text: str) -> frozenset[str]:
     found = {link[4] for link in _links_reference(text)}
-    found.update(_canonical_number_reference(raw) for raw in VAL._NUMBER_RE.findall(text))
+    found.update(canonical_number_plain(raw) for raw in VAL._NUMBER_RE.findall(text))
     return frozenset(found)
 
 
@@ -283,7 +246,7 @@ def test_value_spans_match_the_plain_extraction(text: str) -> None:
 @given(st.text(alphabet="0123456789۰۱۲۳۹٠١٢٩०१९৩１\U0001d7cf٫٬.,\u00a0\u202f\u2009 x", max_size=16))
 def test_canonical_number_matches_the_plain_steps(text: str) -> None:
     for raw in VAL._NUMBER_RE.findall(text):
-        assert VAL.canonical_number(raw) == _canonical_number_reference(raw)
+        assert VAL.canonical_number(raw) == canonical_number_plain(raw)
 
 
 def _outcome(f, arg):
@@ -297,7 +260,7 @@ def _outcome(f, arg):
 @given(st.text(alphabet="0123456789۰۱۲٠١٢٩०१৩１٫٬.,\u00a0\u202f\u2009 xX_-é中", max_size=10))
 def test_canonical_number_matches_the_plain_steps_on_any_string(raw: str) -> None:
     """canonical_number is public: any string, not only _NUMBER_RE's spans."""
-    assert _outcome(VAL.canonical_number, raw) == _outcome(_canonical_number_reference, raw)
+    assert _outcome(VAL.canonical_number, raw) == _outcome(canonical_number_plain, raw)
 
 
 @settings(max_examples=1000, deadline=None)

@@ -11,12 +11,12 @@ facts about Unicode they rest on are checked on every code point.
 from __future__ import annotations
 
 import codecs
-import sys
 import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.plain import CODE_POINTS, normalize_plain
 from vouched.text.normalize import (
     _ARABIC,
     _CYRILLIC,
@@ -30,27 +30,9 @@ from vouched.text.normalize import (
     normalize,
 )
 
-CODE_POINTS = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
 ALPHABETS = (_LATIN, _ARABIC, _CYRILLIC, _DEVANAGARI)
 # A letter that picks each alphabet when it starts a text.
 LEADS = {_LATIN: "a", _ARABIC: "\u0628", _CYRILLIC: "\u0431", _DEVANAGARI: "\u0915"}
-
-
-def _normalize_reference(text: str) -> str:
-    """normalize() as its docstring states it: plain steps, no shortcut."""
-
-    def one_pass(s: str) -> str:
-        s = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", s).casefold())
-        return " ".join(s.translate(_MAP).split())
-
-    if text.isascii():
-        return " ".join(text.lower().split())
-    s = one_pass(text)
-    for _ in range(8):
-        if unicodedata.is_normalized("NFKC", s) and s.casefold() == s:
-            break
-        s = one_pass(s)
-    return s
 
 
 # --- the facts the byte path rests on ---------------------------------------------------
@@ -119,7 +101,7 @@ def test_every_supported_pair_normalises_as_the_plain_steps_do() -> None:
                     continue
                 assert folded is not None and folded[0] is alphabet, repr(text)
                 got = _from_bytes(*folded)
-                want = _normalize_reference(text)
+                want = normalize_plain(text)
                 if got is None:  # spaces to tidy: left to the general path
                     assert normalize(text) == want
                 else:
@@ -144,13 +126,13 @@ ARABIC_PIECES = list(_ARABIC.supported()) + [
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(LATIN_PIECES), min_size=1, max_size=30).map("".join))
 def test_latin1_text_normalises_as_the_plain_steps_do(text: str) -> None:
-    assert normalize(text) == _normalize_reference(text)
+    assert normalize(text) == normalize_plain(text)
 
 
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(ARABIC_PIECES), min_size=1, max_size=30).map("".join))
 def test_arabic_text_normalises_as_the_plain_steps_do(text: str) -> None:
-    assert normalize(text) == _normalize_reference(text)
+    assert normalize(text) == normalize_plain(text)
 
 
 OTHER_PIECES = (
@@ -169,7 +151,7 @@ def test_voices_byte_path_is_normalize(alphabet, text: str) -> None:
     folded = _fold_to_bytes(text)
     if folded is not None:
         got = _from_bytes(*folded)
-        assert got is None or got == _normalize_reference(text)
+        assert got is None or got == normalize_plain(text)
 
 
 # --- NFKC of text that is not normalised ----------------------------------------------------
@@ -187,7 +169,7 @@ COMPAT_PIECES = (
 def test_nfkc_shortcut_is_nfkc(text: str) -> None:
     if not unicodedata.is_normalized("NFKC", text):
         assert _nfkc_unnormalized(text) == unicodedata.normalize("NFKC", text)
-    assert normalize(text) == _normalize_reference(text)
+    assert normalize(text) == normalize_plain(text)
 
 
 def test_nfkc_shortcut_on_every_compatibility_character() -> None:

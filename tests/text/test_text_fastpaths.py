@@ -9,35 +9,16 @@ point.
 
 from __future__ import annotations
 
-import sys
-import unicodedata
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.plain import CODE_POINTS, normalize_plain
 from vouched.guard import gate as G
 from vouched.text import sentences as S
 from vouched.text.normalize import _MAP, _apply_map, normalize
 
-CODE_POINTS = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
-
 
 # --- normalize ------------------------------------------------------------------------------
-
-
-def _normalize_reference(text: str) -> str:
-    def one_pass(s: str) -> str:
-        s = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", s).casefold())
-        return " ".join(s.translate(_MAP).split())
-
-    if text.isascii():
-        return " ".join(text.lower().split())
-    s = one_pass(text)
-    for _ in range(8):
-        if unicodedata.is_normalized("NFKC", s) and s.casefold() == s:
-            break
-        s = one_pass(s)
-    return s
 
 
 ALPHABET = (
@@ -50,7 +31,7 @@ ALPHABET = (
 @settings(max_examples=1000, deadline=None)
 @given(st.text(alphabet=ALPHABET, max_size=40))
 def test_normalize_matches_the_plain_steps(text: str) -> None:
-    assert normalize(text) == _normalize_reference(text)
+    assert normalize(text) == normalize_plain(text)
 
 
 @settings(max_examples=200, deadline=None)
