@@ -1,7 +1,9 @@
 """The `vouched` command line. Every command is a thin wrapper over the library.
 
 Errors from the vouched error tree are printed as one clear line and mapped to exit codes
-in one place (EXIT_CODES); anything else is a bug and keeps its traceback.
+by the one table (vouched.errors.EXIT_CODES, drawn with the tree); anything else is a bug and
+keeps its traceback. The `*_command` functions return 0 or 1 (the answer is "no") and raise
+for everything else.
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vouched.errors import ConfigError, EmbedderError, IngestError, StoreError, VouchedError
-from vouched.llm.errors import ProviderError
-
-EXIT_CODES: dict[type[VouchedError], int] = {ConfigError: 2, IngestError: 3, StoreError: 4, EmbedderError: 5, ProviderError: 6}
+from vouched.errors import EXIT_CODES, VouchedError, exit_code  # noqa: F401  (EXIT_CODES: the one table, re-exported)
 
 app = typer.Typer(
     help=(
@@ -59,8 +58,17 @@ def _engine(config: Optional[Path]):
 
 
 def _fail(exc: VouchedError) -> None:
-    code = next((c for t, c in EXIT_CODES.items() if isinstance(exc, t)), 1)
     err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    raise typer.Exit(exit_code(exc))
+
+
+def _exit_with(command, *args, **kwargs) -> None:
+    """Run a `*_command` function: its returned code, or its error's code from the one table."""
+    try:
+        code = command(*args, **kwargs)
+    except VouchedError as exc:
+        _fail(exc)
+        return
     raise typer.Exit(code)
 
 
@@ -260,7 +268,7 @@ def eval_golden(
     """
     from vouched.eval.golden import golden_command
 
-    raise typer.Exit(golden_command(golden, config, as_json, report))
+    _exit_with(golden_command, golden, config, as_json, report)
 
 
 @app.command()
@@ -279,11 +287,12 @@ def calibrate(
 
     The config's [server.suggested_questions] count as answerable too. A suggested question
     that the threshold would refuse (or that L1 refuses) is an error naming the question and
-    its score against the threshold: exit 3 (the threshold is still written with --write).
+    its score against the threshold: exit 1 (the threshold is still written with --write).
+    Input, config or store that cannot be used: the exit codes of vouched.errors.
     """
     from vouched.eval.calibrate import calibrate_command
 
-    raise typer.Exit(calibrate_command(golden, config, max_answerable_loss, write, plot))
+    _exit_with(calibrate_command, golden, config, max_answerable_loss, write, plot)
 
 
 @app.command()
@@ -311,7 +320,7 @@ def check(
       vouched check --url https://example.org examples/portfolio/golden.jsonl
 
     Exit codes: 0 every case refused before any model call; 1 a case escaped (named) or was
-    refused only after the generator ran; 2 bad input; 3 the service could not be checked
+    refused only after the generator ran; 2 bad input; 7 the service could not be checked
     (unreachable, not an SSE endpoint, a case without a verdict).
     """
     from vouched.eval.check import check_command
@@ -329,7 +338,7 @@ def trace_(
     """Print what happened to one question: route, scores, sources, each sentence and the rule that held it."""
     from vouched.trace.cli import trace_command
 
-    raise typer.Exit(trace_command(_config_path(config), trace_id, as_json))
+    _exit_with(trace_command, _config_path(config), trace_id, as_json)
 
 
 @app.command()
@@ -343,7 +352,7 @@ def traces(
     """List recent traces, newest first."""
     from vouched.trace.cli import traces_command
 
-    raise typer.Exit(traces_command(_config_path(config), since, limit, as_json, outcome))
+    _exit_with(traces_command, _config_path(config), since, limit, as_json, outcome)
 
 
 @app.command()
@@ -356,7 +365,7 @@ def feedback(
     """Attach a reader's feedback (useful / not useful, with a comment) to a trace."""
     from vouched.trace.cli import feedback_command
 
-    raise typer.Exit(feedback_command(_config_path(config), trace_id, useful, comment))
+    _exit_with(feedback_command, _config_path(config), trace_id, useful, comment)
 
 
 @app.command()

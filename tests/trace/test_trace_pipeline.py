@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from tests.answer.conftest import make_assistant, site_config  # noqa: F401  (module-scoped fixture)
+from vouched.errors import ConfigError, InputError, TraceNotFound, TraceStoreError, exit_code
 from vouched.llm.base import Usage
 from vouched.llm.scripted import ScriptedProvider
 from vouched.config import load_config
@@ -98,16 +99,18 @@ def test_trace_command_json_and_errors(traced, tmp_path):
     con = _console()
     assert trace_command(traced["config"], traced["l1"], True, out=con) == 0
     assert json.loads(con.file.getvalue())["category"] == "fees"
-    err = _console()
-    assert trace_command(traced["config"], "ffffffff", False, out=_console(), err=err) == 1
-    assert "no trace" in err.file.getvalue()
+    with pytest.raises(TraceNotFound, match="no trace") as e:
+        trace_command(traced["config"], "ffffffff", False, out=_console())
+    assert exit_code(e.value) == 1
     # no trace file yet: says so, creates nothing
     cfg = tmp_path / "vouched.toml"
     cfg.write_text('[store]\npath = "st/x.sqlite"\n', encoding="utf-8")
-    err = _console()
-    assert trace_command(cfg, "abcd", False, out=_console(), err=err) == 1
-    assert "no traces recorded yet" in err.file.getvalue() and not (tmp_path / "st").exists()
-    assert trace_command(tmp_path / "missing.toml", "abcd", False, out=_console(), err=_console()) == 2
+    with pytest.raises(TraceNotFound, match="no traces recorded yet") as e:
+        trace_command(cfg, "abcd", False, out=_console())
+    assert exit_code(e.value) == 1 and not (tmp_path / "st").exists()
+    with pytest.raises(ConfigError) as e:
+        trace_command(tmp_path / "missing.toml", "abcd", False, out=_console())
+    assert exit_code(e.value) == 2
 
 
 def test_trace_commands_on_an_empty_or_unreachable_postgres(tmp_path, postgres_dsn, monkeypatch):
@@ -117,22 +120,22 @@ def test_trace_commands_on_an_empty_or_unreachable_postgres(tmp_path, postgres_d
     cfg = tmp_path / "vouched.toml"
     cfg.write_text(f'[store]\ndsn = "{postgres_dsn}"\npg_schema = "{schema}"\n[trace]\nbackend = "postgres"\n',
                    encoding="utf-8")
-    err = _console()
-    assert traces_command(cfg, "1h", 10, True, out=_console(), err=err) == 1
-    assert "no traces recorded yet" in err.file.getvalue() and "has no traces table" in err.file.getvalue()
+    with pytest.raises(TraceNotFound, match="no traces recorded yet.*has no traces table") as e:
+        traces_command(cfg, "1h", 10, True, out=_console())
+    assert exit_code(e.value) == 1
     assert not PostgresTraceStore(postgres_dsn, schema=schema).exists()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     cfg.write_text(f'[store]\ndsn = "postgresql://postgres@127.0.0.1:{port}/postgres"\n[trace]\nbackend = "postgres"\n',
                    encoding="utf-8")
-    err = _console()
-    assert feedback_command(cfg, "abcd", True, "", out=_console(), err=err) == 1
-    assert "error" in err.file.getvalue() and "127.0.0.1" in err.file.getvalue()
+    with pytest.raises(TraceStoreError, match="127.0.0.1") as e:
+        feedback_command(cfg, "abcd", True, "", out=_console())
+    assert exit_code(e.value) == 1
     cfg.write_text('[trace]\nbackend = "postgres"\n', encoding="utf-8")  # no dsn anywhere: a config error
-    err = _console()
-    assert trace_command(cfg, "abcd", False, out=_console(), err=err) == 2
-    assert "store.dsn" in err.file.getvalue()
+    with pytest.raises(ConfigError, match="store.dsn") as e:
+        trace_command(cfg, "abcd", False, out=_console())
+    assert exit_code(e.value) == 2
 
 
 def test_traces_command_lists_and_filters(traced):
@@ -150,7 +153,9 @@ def test_traces_command_lists_and_filters(traced):
     con = _console()
     assert traces_command(traced["config"], future, 10, True, out=con) == 0
     assert json.loads(con.file.getvalue()) == []
-    assert traces_command(traced["config"], "yesterday", 10, False, out=_console(), err=_console()) == 2
+    with pytest.raises(InputError, match="yesterday") as e:
+        traces_command(traced["config"], "yesterday", 10, False, out=_console())
+    assert exit_code(e.value) == 2
 
 
 def test_feedback_command(traced):
@@ -159,7 +164,8 @@ def test_feedback_command(traced):
     assert "not useful" in con.file.getvalue()
     fb = traced["store"].get(traced["held"])["feedback"]
     assert fb[-1]["useful"] is False and fb[-1]["comment"] == "the 73% is made up"
-    assert feedback_command(traced["config"], "ffffffff", True, "", out=_console(), err=_console()) == 1
+    with pytest.raises(TraceNotFound):
+        feedback_command(traced["config"], "ffffffff", True, "", out=_console())
     assert "feedback" in trace_text(traced["store"].get(traced["held"]))
 
 
