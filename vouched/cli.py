@@ -398,6 +398,27 @@ def show_config(config: Optional[Path] = ConfigOpt, schema: bool = typer.Option(
     print(json.dumps(cfg.model_dump(mode="json"), indent=2, ensure_ascii=False))
 
 
+@bench_app.command("run")
+def bench_run(
+    files: List[Path] = typer.Argument(..., help="Condition files (benchmarks/conditions/*.yaml, benchmarks/retrieval/*.yaml)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: every condition's figures and checks."),
+    check_only: bool = typer.Option(False, "--check", help="Validate the files and their input checksums; run nothing."),
+) -> None:
+    """Run benchmark condition files: each names its command, input checksums, targets and measured figures.
+
+    Inputs are verified before anything runs; then each command runs from the repository
+    root, its figures are read from its output and checked against the targets (a target
+    marked `expect: fail` is a known miss, reported but not failing) and against the
+    measured figures within their tolerance. Prints the machine, load and runs. Exits 0 when
+    every condition holds, 1 on a miss, 2 when a file or an input cannot be used.
+
+    Example: vouched bench run benchmarks/conditions/l1.yaml benchmarks/conditions/gate.yaml
+    """
+    from vouched.eval.bench_run import bench_run_command
+
+    _exit_with(bench_run_command, files, as_json=as_json, check_only=check_only)
+
+
 @bench_app.command("retrieval")
 def bench_retrieval(
     dataset: Path = typer.Option(..., help="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/) or the XQuAD folder."),
