@@ -56,6 +56,24 @@ class CorpusSettings(_Section):
     tenant: str = Field(default="default", description="Tenant given to documents that do not name one.")
     max_chunk_chars: int = Field(default=1200, ge=200, le=20000)
     overlap_sentences: int = Field(default=2, ge=0, le=10)
+    max_shrink: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="`vouched ingest` refuses (exit 3, the current version keeps serving) a new version that holds nothing, or "
+                    "that loses more than this share of the current version's chunks + records; `--allow-shrink` overrides.")
+    max_file_bytes: int = Field(
+        default=20_000_000, ge=0,
+        description="Files larger than this many bytes are skipped and listed in the ingest report (0: no limit). "
+                    "Raise it for large PDFs.")
+    base_url: str = Field(
+        default="",
+        description="Public address of the ingested folder: a page's link becomes base_url + its path relative to the "
+                    "ingest root (e.g. 'https://docs.example.org/'), so readers get web links, not local paths. "
+                    "A page's own url (front matter, <link rel=canonical>) wins.")
+    url_rules: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per-path links: {glob over the relative path: URL template}; the first matching glob wins over base_url. "
+                    "The template may use {path} (relative path), {stem} (path without its extension) and {name}; "
+                    "e.g. {'api/*.html' = 'https://api.example.org/{stem}/'}. An empty template means no link.")
 
 
 class SubjectSettings(_Section):

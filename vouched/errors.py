@@ -3,6 +3,7 @@
     VouchedError
      ├── ConfigError      a vouched.toml key is missing, unknown or invalid
      ├── IngestError      a source file could not be read or parsed
+ │    └── ShrinkRefused an ingest would empty the corpus or shrink it past corpus.max_shrink
      ├── StoreError       the store is missing, corrupt or has no corpus version
      ├── EmbedderError    the embedding model could not load or embed
      └── ProviderError    an LLM provider refused or failed (vouched.llm.errors: auth,
@@ -24,6 +25,11 @@ class ConfigError(VouchedError):
 
 class IngestError(VouchedError):
     """A source could not be read; the message names the file."""
+
+
+class ShrinkRefused(IngestError):
+    """An ingest would empty the corpus or drop more of it than `corpus.max_shrink` allows;
+    nothing was written and the current version still serves."""
 
 
 class StoreError(VouchedError):
