@@ -195,12 +195,21 @@ class SpendSettings(_Section):
 
 class RateLimitSettings(_Section):
     enabled: bool = True
-    per_minute: int = Field(default=10, ge=0, description="Requests per client address per minute (0: no limit).")
-    per_hour: int = Field(default=100, ge=0)
-    per_day: int = Field(default=500, ge=0)
+    # Sized for one person chatting, who may also run a short script through an OpenAI client:
+    # a question every 2 s for a minute, one every 12 s for an hour, a thousand in a working day.
+    per_minute: int = Field(default=30, ge=0, description="Requests per client address per minute (0: no limit). Default 30: a person chatting, or a short script, never waits.")
+    per_hour: int = Field(default=300, ge=0, description="Requests per client address per hour (0: no limit).")
+    per_day: int = Field(default=1000, ge=0, description="Requests per client address per day (0: no limit).")
     trusted_proxies: list[str] = Field(default_factory=list, description="Peer addresses/CIDRs of the edge proxy whose X-Forwarded-For/Forwarded is believed.")
     forwarded_header: Literal["auto", "x-forwarded-for", "forwarded"] = Field(
         default="auto", description="The header the trusted proxy writes; name it so a client-written other header is never read.")
+
+
+class OpenAIFaceSettings(_Section):
+    inline_citations: bool = Field(
+        default=False,
+        description="POST /v1/chat/completions: also put numbered markers after each sentence and a 'Sources:' list at the "
+                    "end of `content` (for clients such as LangChain that keep only the content; annotations are always sent).")
 
 
 class ServerSettings(_Section):
@@ -210,6 +219,7 @@ class ServerSettings(_Section):
     max_history_bytes: int = Field(default=8000, ge=0)
     request_timeout_s: float = Field(default=60, gt=0)
     suggested_questions: dict[str, list[str]] = Field(default_factory=dict, description="Per language, shown on the chat page.")
+    openai: OpenAIFaceSettings = OpenAIFaceSettings()
 
 
 class TraceSettings(_Section):

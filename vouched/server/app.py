@@ -182,6 +182,8 @@ def _routes(app: FastAPI, config: Config) -> None:
         await services.check_rate(request)
         deadline = _deadline(config)
         model = body.model or "vouched"
+        options = openai.FaceOptions(model=model, max_tokens=body.token_cap(), inline_citations=config.server.openai.inline_citations,
+                                     prompt_text="\n".join(m.text() for m in body.messages))
         events = services.assistant.astream(question, previous, lang=body.lang, tenant=body.tenant)
         if not body.stream:
             try:
@@ -189,8 +191,8 @@ def _routes(app: FastAPI, config: Config) -> None:
             except ClientGone:
                 app.state.metrics.disconnects.labels(endpoint="chat").inc()
                 return Response(status_code=CLIENT_CLOSED)
-            return JSONResponse(openai.completion(collected, model=model))
-        chunks = openai.ChunkStream(model=model, include_usage=bool(body.stream_options and body.stream_options.include_usage))
+            return JSONResponse(openai.completion(collected, options=options))
+        chunks = openai.ChunkStream(options=options, include_usage=bool(body.stream_options and body.stream_options.include_usage))
         first = await _first_event(request, events, deadline, "chat")
         if isinstance(first, Response):
             return first
