@@ -76,6 +76,19 @@ class CorpusSettings(_Section):
                     "e.g. {'api/*.html' = 'https://api.example.org/{stem}/'}. An empty template means no link.")
 
 
+class SiteSettings(_Section):
+    kind: Literal["person", "organisation", "docs"] | None = Field(
+        default=None,
+        description="Who is behind the site; chooses the L1 categories and fixed texts in force (vouched.guard.kinds). "
+                    "'person': fees, availability, hiring, private-data and speculation refusals, contact-form texts; "
+                    "'organisation': speculation, meta and task refusals (prices etc. only when listed in `refuse`); "
+                    "'docs': meta and task refusals only. Unset: 'person' when [subject] name is set, else 'docs'.")
+    refuse: list[str] = Field(
+        default_factory=list,
+        description="L1 categories to keep in force although the kind leaves them out, e.g. ['fees'] for an organisation "
+                    "whose prices must not be discussed.")
+
+
 class SubjectSettings(_Section):
     name: str = Field(default="", description="The person or organisation the site speaks about.")
     aliases: list[str] = Field(default_factory=list)
@@ -245,6 +258,7 @@ class Config(_Section):
     store: StoreSettings = StoreSettings()
     corpus: CorpusSettings = CorpusSettings()
     subject: SubjectSettings = SubjectSettings()
+    site: SiteSettings = SiteSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     threshold: ThresholdSettings = ThresholdSettings()
@@ -285,6 +299,11 @@ class Config(_Section):
                 raise ValueError(f"{name} = 'postgres' uses the [store] database: set store.dsn "
                                  "(e.g. 'postgresql://user@host:5432/db') or VOUCHED_PG_DSN")
         return self
+
+    @property
+    def site_kind(self) -> str:
+        """`site.kind`, or the default: 'person' when the subject has a name, else 'docs'."""
+        return self.site.kind or ("person" if self.subject.name.strip() else "docs")
 
     def resolve(self, p: Path) -> Path:
         return p if p.is_absolute() else (self.base_dir / p)
