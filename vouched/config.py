@@ -83,6 +83,7 @@ class SiteSettings(_Section):
                     "'person': fees, availability, hiring, private-data and speculation refusals, contact-form texts; "
                     "'organisation': speculation, meta and task refusals (prices etc. only when listed in `refuse`); "
                     "'docs': meta and task refusals only. Unset: 'person' when [subject] name is set, else 'docs'.")
+    name: str = Field(default="", description="The site's name (e.g. 'Harbour Handbook'), shown in the chat page's title when [subject] has no name.")
     refuse: list[str] = Field(
         default_factory=list,
         description="L1 categories to keep in force although the kind leaves them out, e.g. ['fees'] for an organisation "

@@ -229,7 +229,8 @@ def _page_config(config: Config) -> dict:
     s = config.server
     return {
         "languages": config.languages, "default_language": config.default_language,
-        "subject": config.subject.name, "suggested_questions": s.suggested_questions,
+        "subject": config.subject.name, "site_name": config.site.name, "site_kind": config.site_kind,
+        "suggested_questions": s.suggested_questions,
         "max_question_bytes": s.max_question_bytes, "max_history_bytes": s.max_history_bytes,
     }
 
