@@ -218,6 +218,9 @@ def ask(
 
     try:
         cfg = load_config(_config_path(config))
+        if cfg.missing_store():  # nothing to answer from: say so, and create no .vouched/ in a random folder
+            raise StoreError(f"no corpus here: {cfg.store_label} does not exist. Run `vouched ingest` next to your "
+                             "vouched.toml first, or pass --config")
         if provider:
             cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
         from vouched.trace.paths import trace_sink_for
@@ -237,9 +240,11 @@ def ask(
                 out.print(f"\n[bold magenta]{e.text}[/]  [dim]({e.kind}{' · ' + e.rule if e.rule else ''})[/]", highlight=False)
             elif isinstance(e, DoneEvent):
                 if e.sources:
+                    from vouched.text.dates import display_date
+
                     out.print("\n\n[bold]Sources[/]")
                     for s in e.sources:
-                        meta = " · ".join(x for x in (s.section, s.date, s.url) if x)
+                        meta = " · ".join(x for x in (s.section, display_date(s.date, e.lang), s.url) if x)
                         out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
                 out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
         if assistant.last_trace is not None and assistant.last_trace.route == "retrieval":
@@ -294,7 +299,7 @@ def calibrate(
     golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),
     config: Optional[Path] = ConfigOpt,
     max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Largest share of answerable cases the threshold may refuse."),
-    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in [threshold]."),
+    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in \\[threshold]."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Where to draw the two distributions (SVG; default beside the store)."),
 ) -> None:
     """Choose the L2 threshold from a golden set: retrieval only, with the deployed embedder.
@@ -303,7 +308,7 @@ def calibrate(
     them) while refusing at most --max-answerable-loss of the answerable ones; when no such
     value exists, the command says how close it gets and exits 1 without writing.
 
-    The config's [server.suggested_questions] count as answerable too. A suggested question
+    The config's \\[server.suggested_questions] count as answerable too. A suggested question
     that the threshold would refuse (or that L1 refuses) is an error naming the question and
     its score against the threshold: exit 3 (the threshold is still written with --write).
     """
@@ -545,7 +550,7 @@ def bench_load(
 ) -> None:
     """N concurrent SSE clients against POST /v1/ask: requests/s and time to first sentence.
 
-    Start the server first with rate limits off ([rate_limit] enabled = false): every client
+    Start the server first with rate limits off (\\[rate_limit] enabled = false): every client
     is 127.0.0.1. The first request pays for loading the model.
     """
     from vouched.server.loadtest import run_load

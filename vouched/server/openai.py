@@ -74,8 +74,11 @@ def markers(numbers: tuple[int, ...]) -> str:
     return "".join(f"[{n}]" for n in dict.fromkeys(numbers))
 
 
-def source_line(s: CitedSource) -> str:
-    meta = " · ".join(x for x in (s.section, s.date, s.url) if x)
+def source_line(s: CitedSource, lang: str = "en") -> str:
+    from vouched.text.dates import display_date
+
+    # a date or URL in a right-to-left answer keeps its left-to-right order (LRI … PDI)
+    meta = " · ".join(x for x in (s.section, display_date(s.date, lang), display_date(s.url, lang)) if x)
     return f"[{s.number}] {s.title}" + (f" — {meta}" if meta else "")
 
 
@@ -145,7 +148,7 @@ class MessageBuilder:
         if not (self.options.inline_citations and self.spans and by_number):
             return None
         cited = [by_number[n] for n in sorted({n for _, _, numbers in self.spans for n in numbers}) if n in by_number]
-        listing = "\n\n" + SOURCES_HEADING + "\n" + "\n".join(source_line(s) for s in cited)
+        listing = "\n\n" + SOURCES_HEADING + "\n" + "\n".join(source_line(s, self.done.lang) for s in cited)
         self.content += listing  # the list is never cut by max_tokens: it is what makes the text checkable
         return {"content": listing}
 
