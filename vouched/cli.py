@@ -58,7 +58,9 @@ def _engine(config: Optional[Path]):
 
 
 def _fail(exc: VouchedError) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
     raise typer.Exit(exit_code(exc))
 
 
@@ -77,14 +79,17 @@ def ingest(
     paths: List[Path] = typer.Argument(None, help="Files or folders to ingest (default: corpus.paths from the config)."),
     config: Optional[Path] = ConfigOpt,
     strict: bool = typer.Option(False, help="Stop at the first unreadable file instead of reporting it and going on."),
+    allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Switch even to a version that holds nothing or loses more than corpus.max_shrink of the current one."),
 ) -> None:
     """Read Markdown, HTML, text, PDF and records; chunk, embed, and switch to a new corpus version.
 
     The new version is written in one transaction: an interrupted or failed ingest leaves the
     previous version serving. Unchanged text is not re-embedded (embeddings are cached by
-    content hash).
+    content hash). A version that would hold nothing, or lose more than corpus.max_shrink
+    (default 50%) of the current chunks and records, is refused (exit 3; the current version
+    keeps serving) unless --allow-shrink; `vouched rollback` switches back to an older version.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from vouched.errors import ShrinkRefused
 
     try:
         eng = _engine(config)
@@ -94,18 +99,14 @@ def ingest(
         if not targets:
             raise ConfigError("nothing to ingest: give PATHs or set corpus.paths in the config")
         files = iter_files(targets)
-        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
-        with Progress(*cols, console=err, transient=False) as bar:
-            t_files = bar.add_task("reading ", total=len(files))
-            t_embed = bar.add_task("embedding", total=None)
-            outcome = eng.ingest(
-                targets,
-                on_file=lambda _p: bar.advance(t_files),
-                on_embed_start=lambda n: bar.update(t_embed, total=n),
-                on_embedded=lambda n: bar.advance(t_embed, n),
-                strict=strict,
-            )
-        out.print(outcome.report.render())
+        try:
+            outcome = _ingest_with_progress(eng, targets, len(files), strict=strict, allow_shrink=allow_shrink)
+        except ShrinkRefused as exc:
+            report = getattr(exc, "report", None)
+            if report is not None:
+                out.print(report.render(), highlight=False, markup=False)
+            raise
+        out.print(outcome.report.render(), highlight=False, markup=False)
         v = outcome.version
         out.print(
             f"corpus version {v.id} ({v.hash[:12]}): {v.chunk_count} chunks, {v.record_count} records; "
@@ -114,6 +115,31 @@ def ingest(
         )
     except VouchedError as exc:
         _fail(exc)
+
+
+def _ingest_with_progress(eng, targets, n_files: int, *, strict: bool, allow_shrink: bool):
+    """A live bar on a terminal; elsewhere (a log, a pipe) a plain line every 10 s per stage."""
+    from vouched.ingest.progress import LineProgress, rich_eta_column
+
+    if not err.is_terminal:
+        lines = LineProgress(write=lambda line: print(line, file=sys.stderr, flush=True))
+        lines.start("reading", n_files)
+        return eng.ingest(targets, on_file=lambda _p: lines.advance("reading"),
+                          on_embed_start=lambda n: lines.start("embedding", n),
+                          on_embedded=lambda n: lines.advance("embedding", n), strict=strict, allow_shrink=allow_shrink)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), rich_eta_column())
+    with Progress(*cols, console=err, transient=False) as bar:
+        t_files = bar.add_task("reading ", total=n_files)
+        t_embed = bar.add_task("embedding", total=None, start=False)
+        return eng.ingest(
+            targets,
+            on_file=lambda _p: bar.advance(t_files),
+            on_embed_start=lambda n: (bar.reset(t_embed, total=n), bar.start_task(t_embed)),
+            on_embedded=lambda n: bar.advance(t_embed, n),
+            strict=strict, allow_shrink=allow_shrink,
+        )
 
 
 def _parse_date(s: Optional[str]) -> Optional[date]:
@@ -200,6 +226,9 @@ def ask(
 
     try:
         cfg = load_config(_config_path(config))
+        if cfg.missing_store():  # nothing to answer from: say so, and create no .vouched/ in a random folder
+            raise StoreError(f"no corpus here: {cfg.store_label} does not exist. Run `vouched ingest` next to your "
+                             "vouched.toml first, or pass --config")
         if provider:
             cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
         from vouched.trace.paths import trace_sink_for
@@ -219,9 +248,11 @@ def ask(
                 out.print(f"\n[bold magenta]{e.text}[/]  [dim]({e.kind}{' · ' + e.rule if e.rule else ''})[/]", highlight=False)
             elif isinstance(e, DoneEvent):
                 if e.sources:
+                    from vouched.text.dates import display_date
+
                     out.print("\n\n[bold]Sources[/]")
                     for s in e.sources:
-                        meta = " · ".join(x for x in (s.section, s.date, s.url) if x)
+                        meta = " · ".join(x for x in (s.section, display_date(s.date, e.lang), s.url) if x)
                         out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
                 out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
         if assistant.last_trace is not None and assistant.last_trace.route == "retrieval":
@@ -276,7 +307,7 @@ def calibrate(
     golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),
     config: Optional[Path] = ConfigOpt,
     max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Largest share of answerable cases the threshold may refuse."),
-    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in [threshold]."),
+    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in \\[threshold]."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Where to draw the two distributions (SVG; default beside the store)."),
 ) -> None:
     """Choose the L2 threshold from a golden set: retrieval only, with the deployed embedder.
@@ -285,7 +316,7 @@ def calibrate(
     them) while refusing at most --max-answerable-loss of the answerable ones; when no such
     value exists, the command says how close it gets and exits 1 without writing.
 
-    The config's [server.suggested_questions] count as answerable too. A suggested question
+    The config's \\[server.suggested_questions] count as answerable too. A suggested question
     that the threshold would refuse (or that L1 refuses) is an error naming the question and
     its score against the threshold: exit 1 (the threshold is still written with --write).
     Input, config or store that cannot be used: the exit codes of vouched.errors.
@@ -369,15 +400,42 @@ def feedback(
 
 
 @app.command()
-def versions(config: Optional[Path] = ConfigOpt) -> None:
-    """List the corpus versions in the store; the current one is marked."""
+def versions(config: Optional[Path] = ConfigOpt, as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")) -> None:
+    """List the corpus versions kept in the store (store.keep_versions): size, date, model; the current one is marked."""
     try:
         eng = _engine(config)
         cur = eng.store.current_version()
-        t = Table("id", "hash", "created", "chunks", "records", "embedding model", "")
-        for v in eng.store.versions():
-            t.add_row(str(v.id), v.hash[:12], v.created_at, str(v.chunk_count), str(v.record_count), v.embedding_model, "current" if cur and v.id == cur.id else "")
+        rows = eng.store.versions()
+        if as_json:
+            print(json.dumps([{**v.__dict__, "current": bool(cur and v.id == cur.id)} for v in rows], indent=2))
+            return
+        t = Table("id", "hash", "created (UTC)", "chunks", "records", "embedding model", "")
+        for v in rows:
+            created = v.created_at.replace("T", " ").removesuffix("+00:00")
+            t.add_row(str(v.id), v.hash[:12], created, f"{v.chunk_count:,}", f"{v.record_count:,}", v.embedding_model,
+                      "current" if cur and v.id == cur.id else "")
         out.print(t)
+    except VouchedError as exc:
+        _fail(exc)
+
+
+@app.command()
+def rollback(
+    version: Optional[int] = typer.Argument(None, help="Version id to serve (see `vouched versions`; default: the newest one older than the current)."),
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Switch the served corpus back to a kept version, atomically: readers see the old or the new one, never a mix.
+
+    A running server follows on its next question. Only versions kept by store.keep_versions
+    can be rolled back to.
+    """
+    try:
+        eng = _engine(config)
+        before = eng.store.current_version()
+        v = eng.rollback(version)
+        was = f" (was {before.id})" if before else ""
+        out.print(f"now serving corpus version {v.id}{was} ({v.hash[:12]}): {v.chunk_count} chunks, {v.record_count} records, "
+                  f"created {v.created_at}", highlight=False)
     except VouchedError as exc:
         _fail(exc)
 
@@ -522,7 +580,7 @@ def bench_load(
 ) -> None:
     """N concurrent SSE clients against POST /v1/ask: requests/s and time to first sentence.
 
-    Start the server first with rate limits off ([rate_limit] enabled = false): every client
+    Start the server first with rate limits off (\\[rate_limit] enabled = false): every client
     is 127.0.0.1. The first request pays for loading the model.
     """
     from vouched.server.loadtest import run_load

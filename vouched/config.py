@@ -56,6 +56,38 @@ class CorpusSettings(_Section):
     tenant: str = Field(default="default", description="Tenant given to documents that do not name one.")
     max_chunk_chars: int = Field(default=1200, ge=200, le=20000)
     overlap_sentences: int = Field(default=2, ge=0, le=10)
+    max_shrink: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="`vouched ingest` refuses (exit 3, the current version keeps serving) a new version that holds nothing, or "
+                    "that loses more than this share of the current version's chunks + records; `--allow-shrink` overrides.")
+    max_file_bytes: int = Field(
+        default=20_000_000, ge=0,
+        description="Files larger than this many bytes are skipped and listed in the ingest report (0: no limit). "
+                    "Raise it for large PDFs.")
+    base_url: str = Field(
+        default="",
+        description="Public address of the ingested folder: a page's link becomes base_url + its path relative to the "
+                    "ingest root (e.g. 'https://docs.example.org/'), so readers get web links, not local paths. "
+                    "A page's own url (front matter, <link rel=canonical>) wins.")
+    url_rules: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per-path links: {glob over the relative path: URL template}; the first matching glob wins over base_url. "
+                    "The template may use {path} (relative path), {stem} (path without its extension) and {name}; "
+                    "e.g. {'api/*.html' = 'https://api.example.org/{stem}/'}. An empty template means no link.")
+
+
+class SiteSettings(_Section):
+    kind: Literal["person", "organisation", "docs"] | None = Field(
+        default=None,
+        description="Who is behind the site; chooses the L1 categories and fixed texts in force (vouched.guard.kinds). "
+                    "'person': fees, availability, hiring, private-data and speculation refusals, contact-form texts; "
+                    "'organisation': speculation, meta and task refusals (prices etc. only when listed in `refuse`); "
+                    "'docs': meta and task refusals only. Unset: 'person' when [subject] name is set, else 'docs'.")
+    name: str = Field(default="", description="The site's name (e.g. 'Harbour Handbook'), shown in the chat page's title when [subject] has no name.")
+    refuse: list[str] = Field(
+        default_factory=list,
+        description="L1 categories to keep in force although the kind leaves them out, e.g. ['fees'] for an organisation "
+                    "whose prices must not be discussed.")
 
 
 class SubjectSettings(_Section):
@@ -177,12 +209,21 @@ class SpendSettings(_Section):
 
 class RateLimitSettings(_Section):
     enabled: bool = True
-    per_minute: int = Field(default=10, ge=0, description="Requests per client address per minute (0: no limit).")
-    per_hour: int = Field(default=100, ge=0)
-    per_day: int = Field(default=500, ge=0)
+    # Sized for one person chatting, who may also run a short script through an OpenAI client:
+    # a question every 2 s for a minute, one every 12 s for an hour, a thousand in a working day.
+    per_minute: int = Field(default=30, ge=0, description="Requests per client address per minute (0: no limit). Default 30: a person chatting, or a short script, never waits.")
+    per_hour: int = Field(default=300, ge=0, description="Requests per client address per hour (0: no limit).")
+    per_day: int = Field(default=1000, ge=0, description="Requests per client address per day (0: no limit).")
     trusted_proxies: list[str] = Field(default_factory=list, description="Peer addresses/CIDRs of the edge proxy whose X-Forwarded-For/Forwarded is believed.")
     forwarded_header: Literal["auto", "x-forwarded-for", "forwarded"] = Field(
         default="auto", description="The header the trusted proxy writes; name it so a client-written other header is never read.")
+
+
+class OpenAIFaceSettings(_Section):
+    inline_citations: bool = Field(
+        default=False,
+        description="POST /v1/chat/completions: also put numbered markers after each sentence and a 'Sources:' list at the "
+                    "end of `content` (for clients such as LangChain that keep only the content; annotations are always sent).")
 
 
 class ServerSettings(_Section):
@@ -192,6 +233,7 @@ class ServerSettings(_Section):
     max_history_bytes: int = Field(default=8000, ge=0)
     request_timeout_s: float = Field(default=60, gt=0)
     suggested_questions: dict[str, list[str]] = Field(default_factory=dict, description="Per language, shown on the chat page.")
+    openai: OpenAIFaceSettings = OpenAIFaceSettings()
 
 
 class TraceSettings(_Section):
@@ -217,6 +259,7 @@ class Config(_Section):
     store: StoreSettings = StoreSettings()
     corpus: CorpusSettings = CorpusSettings()
     subject: SubjectSettings = SubjectSettings()
+    site: SiteSettings = SiteSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     threshold: ThresholdSettings = ThresholdSettings()
@@ -257,6 +300,11 @@ class Config(_Section):
                 raise ValueError(f"{name} = 'postgres' uses the [store] database: set store.dsn "
                                  "(e.g. 'postgresql://user@host:5432/db') or VOUCHED_PG_DSN")
         return self
+
+    @property
+    def site_kind(self) -> str:
+        """`site.kind`, or the default: 'person' when the subject has a name, else 'docs'."""
+        return self.site.kind or ("person" if self.subject.name.strip() else "docs")
 
     def resolve(self, p: Path) -> Path:
         return p if p.is_absolute() else (self.base_dir / p)

@@ -11,6 +11,7 @@
      │    ├── PayloadTooLarge               413  the body is larger than the server reads
      │    └── RateLimited                   429  a per-client limit was hit (Retry-After set)
      ├── IngestError                    3   500  a source file could not be read or parsed
+     │    └── ShrinkRefused                      an ingest would empty the corpus or shrink it past corpus.max_shrink
      ├── StoreError                     4   503  the store is missing, corrupt or has no corpus version
      │    ├── PgUnavailable                      no PostgreSQL connection could be had    (vouched.pg)
      │    ├── MigrationError                     the schema's migrations differ from the code's (vouched.pg)
@@ -47,7 +48,7 @@ __all__ = [
     "EXIT_CODES", "EXIT_INGEST", "EXIT_INPUT", "EXIT_NO", "EXIT_OK", "EXIT_UNCHECKED", "EmbedderError",
     "GoldenInputError", "IngestError", "InputError", "InvalidRequest", "MigrationError", "PayloadTooLarge",
     "PgUnavailable", "ProviderAuthError", "ProviderError", "ProviderProtocolError", "ProviderUnavailable",
-    "RateLimited", "RequestError", "RequestTimeout", "StoreError", "TraceNotFound", "TraceStoreError",
+    "RateLimited", "RequestError", "RequestTimeout", "ShrinkRefused", "StoreError", "TraceNotFound", "TraceStoreError",
     "VouchedError", "exit_code",
 ]
 
@@ -95,6 +96,11 @@ class RateLimited(RequestError):
 
 class IngestError(VouchedError):
     """A source could not be read; the message names the file."""
+
+
+class ShrinkRefused(IngestError):
+    """An ingest would empty the corpus or drop more of it than `corpus.max_shrink` allows;
+    nothing was written and the current version still serves."""
 
 
 class StoreError(VouchedError):

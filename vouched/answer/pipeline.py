@@ -102,7 +102,12 @@ class Pipeline:
         self.trace_sink = trace_sink
         # L1 runs every language's pack: a reader may ask in any language, and safety must
         # not depend on language identification.
-        self.packs = load_packs(LANGS, config.guard.extra_patterns or None)
+        from vouched.guard.kinds import packs_for_kind, texts_for_kind
+
+        # ... of the categories in force for the site's kind (vouched.guard.kinds)
+        self.packs = packs_for_kind(load_packs(LANGS, config.guard.extra_patterns or None), config.site_kind,
+                                    config.site.refuse, config.guard.extra_patterns)
+        self._texts = texts_for_kind(config.site_kind, config.guard.texts)
         s = config.subject
         self.subject_names = tuple(n for n in (s.name, *s.aliases) if n)
         self.last_trace: TraceRecord | None = None
@@ -117,7 +122,7 @@ class Pipeline:
     def text(self, key: str, lang: str) -> str:
         from vouched.guard.texts import fixed_text
 
-        return fixed_text(key, lang, self.config.guard.texts or None, default_lang=self.config.default_language)
+        return fixed_text(key, lang, self._texts, default_lang=self.config.default_language)
 
     def _lang(self, question: str, lang: str | None) -> str:
         from vouched.text import detect_language

@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, superseded_from
+from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, keep_order, superseded_from, version_rollback_target
 from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any
 from vouched.text import analyze
 from vouched.types import Chunk, Record, SearchFilters
@@ -173,8 +173,16 @@ class PostgresStore:
 
     # -- versions -----------------------------------------------------------------------------
     def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
-                    progress: Callable[[int], None] | None = None) -> VersionBuffer:
-        return VersionBuffer(self, note, embedding_model, dim, progress)
+                    progress: Callable[[int], None] | None = None, max_shrink: float | None = None) -> VersionBuffer:
+        return VersionBuffer(self, note, embedding_model, dim, progress, max_shrink)
+
+    def switch_to(self, version_id: int | None = None) -> CorpusVersion:
+        """Point `current` at a kept version in one transaction (None: the newest older than current)."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"vouched-write-{self.schema}",))
+            target = version_rollback_target(self._versions(conn), self._current_id(conn), version_id)
+            conn.execute("UPDATE store_state SET current_version = %s", (target.id,))
+        return target
 
     def _current_id(self, conn=None) -> int | None:
         if conn is None:
@@ -183,17 +191,23 @@ class PostgresStore:
         row = conn.execute("SELECT current_version FROM store_state").fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
-    def current_version(self) -> CorpusVersion | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                "SELECT v.id, v.hash, v.created_at, v.chunk_count, v.record_count, v.embedding_model, v.dim, v.note "
-                "FROM corpus_versions v JOIN store_state s ON s.current_version = v.id").fetchone()
+    def current_version(self, conn=None) -> CorpusVersion | None:
+        if conn is None:
+            with self._conn() as c:
+                return self.current_version(c)
+        row = conn.execute(
+            "SELECT v.id, v.hash, v.created_at, v.chunk_count, v.record_count, v.embedding_model, v.dim, v.note "
+            "FROM corpus_versions v JOIN store_state s ON s.current_version = v.id").fetchone()
         return CorpusVersion(*row) if row else None
 
     def versions(self) -> list[CorpusVersion]:
         with self._conn() as conn:
-            rows = conn.execute("SELECT id, hash, created_at, chunk_count, record_count, embedding_model, dim, note "
-                                "FROM corpus_versions ORDER BY id").fetchall()
+            return self._versions(conn)
+
+    @staticmethod
+    def _versions(conn) -> list[CorpusVersion]:
+        rows = conn.execute("SELECT id, hash, created_at, chunk_count, record_count, embedding_model, dim, note "
+                            "FROM corpus_versions ORDER BY id").fetchall()
         return [CorpusVersion(*r) for r in rows]
 
     def _require_current(self, conn) -> int:
@@ -222,6 +236,8 @@ class PostgresStore:
         df = Counter(t for ts in lexemes for t in set(ts))
         with self._conn() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"vouched-write-{self.schema}",))
+            previous = self.current_version(conn)
+            w.check_shrink(previous)
             vid = conn.execute(
                 "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms) "
                 "VALUES (%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
@@ -254,15 +270,15 @@ class PostgresStore:
                 cur.executemany("INSERT INTO records (version_id, record_id, tenant, body) VALUES (%s,%s,%s,%s)",
                                 [(vid, r.id, r.tenant, Jsonb(asdict(r))) for r in w._records])
             conn.execute("UPDATE store_state SET current_version = %s", (vid,))
-            self._drop_old(conn, vid)
+            self._drop_old(conn, vid, previous.id if previous else None)
         with self._conn() as conn:  # fresh statistics, so the planner sees the new version's size
             conn.execute("ANALYZE chunks")
             conn.execute("ANALYZE term_df")
             conn.execute("ANALYZE postings")
         return self.current_version()  # type: ignore[return-value]
 
-    def _drop_old(self, conn, current: int) -> None:
-        old = [r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s ORDER BY id DESC", (current,))]
+    def _drop_old(self, conn, current: int, previous: int | None = None) -> None:
+        old = keep_order([r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s", (current,))], previous)
         for vid in old[self.keep_versions - 1:]:
             conn.execute(f"DROP INDEX IF EXISTS chunks_v{int(vid)}_hnsw")
             for table in ("chunks", "postings", "term_df", "records"):

@@ -41,7 +41,7 @@ from vouched.errors import StoreError
 from vouched.store.ann import AnnIndex, AnnParams, index_path, plan_dense, prune_index_files
 from vouched.store.keyword_index import SUFFIX as KW_SUFFIX
 from vouched.store.keyword_index import KeywordIndex
-from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, superseded_from
+from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, keep_order, superseded_from, version_rollback_target
 from vouched.text import analyze
 from vouched.types import Chunk, Record, SearchFilters
 
@@ -227,8 +227,22 @@ class SQLiteStore:
 
     # -- versions --------------------------------------------------------------------------
     def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
-                    progress: Callable[[int], None] | None = None) -> VersionBuffer:
-        return VersionBuffer(self, note, embedding_model, dim, progress)
+                    progress: Callable[[int], None] | None = None, max_shrink: float | None = None) -> VersionBuffer:
+        return VersionBuffer(self, note, embedding_model, dim, progress, max_shrink)
+
+    def switch_to(self, version_id: int | None = None) -> CorpusVersion:
+        """Point `current` at a kept version in one transaction (None: the newest older than current)."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            target = version_rollback_target(self.versions(), self._current_id(), version_id)
+            db.execute("INSERT INTO meta (key, value) VALUES ('current', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                       (str(target.id),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return target
 
     def _current_id(self) -> int | None:
         row = self._db().execute("SELECT value FROM meta WHERE key='current'").fetchone()
@@ -278,6 +292,8 @@ class SQLiteStore:
                 pending.unlink(missing_ok=True)
             raise
         try:
+            previous = self.current_version()
+            w.check_shrink(previous)
             cur = db.execute(
                 "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count) VALUES (?,?,?,?,?,?,?)",
                 (chash, created, w._note, w._model, int(vectors.shape[1]) if has_vec else 0, len(chunks), len(w._records)),
@@ -310,7 +326,7 @@ class SQLiteStore:
                 [(vid, r.id, r.tenant, json.dumps(asdict(r), ensure_ascii=False)) for r in w._records],
             )
             db.execute("INSERT INTO meta (key, value) VALUES ('current', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(vid),))
-            self._drop_old(db, vid)
+            self._drop_old(db, vid, previous.id if previous else None)
             if pending is not None:
                 # In place before the version can be seen: a reader of v finds v's index.
                 final = index_path(self.path, vid, chash)
@@ -355,8 +371,8 @@ class SQLiteStore:
         except OSError as exc:  # a stale file costs disk, never correctness: its name says whose it is
             log.warning("could not delete old ANN index files beside %s: %s", self.path, exc)
 
-    def _drop_old(self, db: sqlite3.Connection, current: int) -> None:
-        old = [r[0] for r in db.execute("SELECT id FROM corpus_versions WHERE id < ? ORDER BY id DESC", (current,))]
+    def _drop_old(self, db: sqlite3.Connection, current: int, previous: int | None = None) -> None:
+        old = keep_order([r[0] for r in db.execute("SELECT id FROM corpus_versions WHERE id < ?", (current,))], previous)
         for vid in old[self.keep_versions - 1 :]:
             db.execute(f"DROP TABLE IF EXISTS fts_v{vid}")
             db.execute("DELETE FROM chunks WHERE version_id=?", (vid,))
