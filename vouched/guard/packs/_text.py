@@ -88,4 +88,16 @@ def subject_texts(question: str, subject_names: Sequence[str] = ()) -> tuple[str
     if rx is None:
         return (text,)
     replaced = rx.sub(PLACEHOLDER, text)
-    return (replaced,) if replaced == text else (replaced, text)
+    if replaced == text:
+        return (text,)
+    # A Latin name inside Chinese text got seam spaces from matching_text ("Leila的电话" →
+    # "leila 的电话"); Chinese patterns are written without spaces ("{@S}的?电话"), so the
+    # placeholder is also offered glued to its Han neighbours.
+    glued = _glue().sub("", replaced) if not replaced.isascii() else replaced
+    return (replaced, text) if glued == replaced else (replaced, glued, text)
+
+
+@lru_cache(maxsize=1)
+def _glue() -> re.Pattern[str]:
+    han = f"[{HAN_CLASS}]"
+    return re.compile(f"(?<={PLACEHOLDER}) +(?={han})|(?<={han}) +(?={PLACEHOLDER})")
