@@ -569,8 +569,8 @@ def packs_check(
         _fail(exc)
     failed = [r for r in results if not r.ok]
     for r in results if verbose else failed:
-        (out if r.ok else err).print(r.line(), markup=False, highlight=False)
-    out.print(f"{len(results)} examples, {len(results) - len(failed)} ok, {len(failed)} failed", markup=False)
+        print(r.line(), file=sys.stdout if r.ok else sys.stderr)
+    print(f"{len(results)} examples, {len(results) - len(failed)} ok, {len(failed)} failed")
     raise typer.Exit(1 if failed else 0)
 
 

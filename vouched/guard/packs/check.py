@@ -60,9 +60,13 @@ class ExampleResult:
         kind = "yes" if self.must_match else "no "
         state = "ok  " if self.ok else "FAIL"
         where = f"{self.lang} {self.category}"
-        target = f" [{self.pattern}]" if self.pattern else ""
-        got = f" <- {self.matched_by}" if self.matched_by else " (no pattern matched)"
+        target = f" [{_short(self.pattern)}]" if self.pattern else ""
+        got = f" <- {_short(self.matched_by)}" if self.matched_by else " (no pattern matched)"
         return f"{state} {kind} {where}{target}: {self.text!r}{got}"
+
+
+def _short(src: str, width: int = 72) -> str:
+    return src if len(src) <= width else src[: width - 3] + "..."
 
 
 def _hits(rule: Rule, text: str, names: Sequence[str]) -> bool:
