@@ -630,6 +630,38 @@ def bench_scale(
     raise typer.Exit(bench_scale_command(size_list, backend_list, queries, out_dir, as_json, bench_dir, timeout))
 
 
+packs_app = typer.Typer(help="L1 pattern packs: check patterns against the example texts kept beside them.", no_args_is_help=True)
+app.add_typer(packs_app, name="packs")
+
+
+@packs_app.command("check")
+def packs_check(
+    files: List[Path] = typer.Argument(None, help="Pack files (TOML, shipped format) or vouched.toml files with [guard.extra_patterns] (default: the shipped packs and the config's extra patterns)."),
+    config: Optional[Path] = ConfigOpt,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every example, not only the failures."),
+) -> None:
+    """Run every pattern against its yes/no examples; print what matched or failed; exit 1 on a failure."""
+    from vouched.guard.packs.check import check_builtin, check_file
+
+    try:
+        results = []
+        if files:
+            for f in files:
+                results += check_file(f)
+        else:
+            results += check_builtin()
+            path = _config_path(config)
+            if path is not None:
+                results += check_file(path)
+    except VouchedError as exc:
+        _fail(exc)
+    failed = [r for r in results if not r.ok]
+    for r in results if verbose else failed:
+        print(r.line(), file=sys.stdout if r.ok else sys.stderr)
+    print(f"{len(results)} examples, {len(results) - len(failed)} ok, {len(failed)} failed")
+    raise typer.Exit(1 if failed else 0)
+
+
 def main() -> None:
     try:
         app()

@@ -168,8 +168,10 @@ class GuardVerifySettings(_Section):
 
 
 class GuardSettings(_Section):
-    extra_patterns: dict[str, dict[str, list[str]]] = Field(
-        default_factory=dict, description="L1 patterns to add: {lang or '*': {category: [regex, ...]}}, run on normalised text.")
+    extra_patterns: dict[str, dict[str, list[str | dict[str, str | list[str]]]]] = Field(
+        default_factory=dict, description="L1 patterns to add: {lang or '*': {category: [regex, ...]}}, run on normalised text. "
+                                          "An entry may be a table {re = '...', yes = [...], no = [...]} with example texts "
+                                          "it must and must not match (checked by `vouched packs check`).")
     texts: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Override fixed texts: {lang: {'refusal.fees': '...', 'notice.held': '...'}}.")
     injection: InjectionSettings = InjectionSettings()
