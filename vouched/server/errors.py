@@ -3,6 +3,9 @@
     VouchedError                         (vouched.errors)
      ├── RequestError                    the request cannot be served as sent (4xx)
      │    ├── InvalidRequest       400   bad JSON, a missing field, a limit exceeded
+     │    ├── Unauthorized         401   no valid API key where one is needed
+     │    ├── Forbidden            403   a tenant (or an operator route) the caller is not granted
+     │    ├── BodyTimeout          408   the body did not arrive within server.body_timeout_s
      │    ├── PayloadTooLarge      413   the body is larger than the server reads
      │    └── RateLimited          429   a per-client limit was hit (Retry-After set)
      ├── RequestTimeout            504   no answer within server.request_timeout_s
@@ -21,7 +24,7 @@ from vouched.errors import ConfigError, EmbedderError, StoreError, VouchedError
 from vouched.llm.errors import ProviderAuthError, ProviderError, ProviderUnavailable
 
 __all__ = [
-    "InvalidRequest", "PayloadTooLarge", "RateLimited", "RequestError", "RequestTimeout",
+    "BodyTimeout", "Forbidden", "InvalidRequest", "PayloadTooLarge", "Unauthorized", "RateLimited", "RequestError", "RequestTimeout",
     "error_body", "error_status",
 ]
 
@@ -34,6 +37,18 @@ class InvalidRequest(RequestError):
     def __init__(self, message: str, *, param: str | None = None) -> None:
         super().__init__(message)
         self.param = param
+
+
+class Unauthorized(RequestError):
+    """No valid API key where one is needed (401, WWW-Authenticate: Bearer)."""
+
+
+class Forbidden(RequestError):
+    """The caller is not granted what it asked for (403). The message never names a tenant."""
+
+
+class BodyTimeout(RequestError):
+    """The request body did not arrive in time (408; the connection is closed)."""
 
 
 class PayloadTooLarge(RequestError):
@@ -54,6 +69,9 @@ class RequestTimeout(VouchedError):
 # (class, status, type, public message for 5xx). Order matters: the first isinstance wins.
 _MAP: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
     (InvalidRequest, 400, "invalid_request", None),
+    (Unauthorized, 401, "unauthorized", None),
+    (Forbidden, 403, "forbidden", None),
+    (BodyTimeout, 408, "request_timeout", None),
     (PayloadTooLarge, 413, "payload_too_large", None),
     (RateLimited, 429, "rate_limited", None),
     (RequestError, 400, "invalid_request", None),
@@ -120,6 +138,8 @@ def install_error_handlers(app) -> None:
         headers = {}
         if isinstance(exc, RateLimited):
             headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
+        if isinstance(exc, Unauthorized):
+            headers["WWW-Authenticate"] = 'Bearer realm="vouched"'
         return JSONResponse(error_body(exc), status_code=status, headers=headers)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
