@@ -35,6 +35,9 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(help="Benchmarks: regressions that print figures and exit non-zero when a target is missed.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+from vouched.server.keys_cli import keys_app  # noqa: E402  (`vouched keys create/list/revoke`)
+
+app.add_typer(keys_app, name="keys")
 
 out = Console()
 err = Console(stderr=True)

@@ -206,7 +206,11 @@ class SpendSettings(_Section):
                     "or 'postgres' (the database and schema of [store]: store.dsn or VOUCHED_PG_DSN, store.pg_schema).")
     path: Path = Field(default=Path(".vouched/counters.sqlite"), description="SQLite file for spend and rate counters (sqlite backend).")
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL (redis backend).")
-    reservation_ttl_s: int = Field(default=600, ge=10, description="A reservation not settled within this time (crashed process) is reclaimed.")
+    reservation_ttl_s: float = Field(default=600, gt=0, description="A reservation not settled within this time (crashed process, lost settle) is charged at its full upper bound, never freed.")
+    deadline_s: float = Field(default=0.1, gt=0, description="Longest wait for the counter store on a reserve or settle; past it the reserve refuses (fail closed) and the settle is journaled.")
+    journal_path: Path = Field(default=Path(".vouched/settle_journal.sqlite"), description="Local SQLite file where a settle the counter store did not accept waits, durably, to be retried.")
+    journal_retry_s: float = Field(default=1.0, gt=0, description="Seconds between retries of journaled settles.")
+    redis_require_persistence: bool = Field(default=True, description="Refuse the Redis spend backend when the server has neither appendonly nor RDB save on (a restart would forget the month's spend). Set false only if persistence is assured another way.")
 
 
 class RateLimitSettings(_Section):
@@ -219,6 +223,26 @@ class RateLimitSettings(_Section):
     trusted_proxies: list[str] = Field(default_factory=list, description="Peer addresses/CIDRs of the edge proxy whose X-Forwarded-For/Forwarded is believed.")
     forwarded_header: Literal["auto", "x-forwarded-for", "forwarded"] = Field(
         default="auto", description="The header the trusted proxy writes; name it so a client-written other header is never read.")
+    deadline_s: float = Field(default=0.1, gt=0, description="Longest wait for the rate counter store; past it the request passes (fail open).")
+
+
+class ApiKeySettings(_Section):
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="Public key id (the part of the key after 'vk_').")
+    hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$", description="'sha256:' + hex SHA-256 of the whole key; the key itself is never stored.")
+    name: str = Field(default="", description="Who holds the key (for `vouched keys list`).")
+    tenants: list[str] = Field(default_factory=list, description="Tenants the key may read; the first is its default.")
+    admin: bool = Field(default=False, description="May read /metrics and /docs.")
+    per_minute: int | None = Field(default=None, ge=0, description="This key's own limit, counted in addition to the per-address limits.")
+    per_hour: int | None = Field(default=None, ge=0)
+    per_day: int | None = Field(default=None, ge=0)
+    monthly_cap_usd: float | None = Field(default=None, ge=0, description="This key's own monthly budget, within spend.monthly_cap_usd.")
+    created_at: str = ""
+    revoked_at: str = Field(default="", description="Set by `vouched keys revoke`; a revoked key is refused.")
+
+
+class AuthSettings(_Section):
+    keys_file: Path = Field(default=Path(".vouched/keys.toml"), description="TOML file of API key hashes written by `vouched keys create`; the VOUCHED_KEYS_FILE environment variable overrides it.")
+    keys: list[ApiKeySettings] = Field(default_factory=list, description="API keys (hashes) given in the config itself, besides the keys file.")
 
 
 class OpenAIFaceSettings(_Section):
@@ -236,6 +260,14 @@ class ServerSettings(_Section):
     request_timeout_s: float = Field(default=60, gt=0)
     suggested_questions: dict[str, list[str]] = Field(default_factory=dict, description="Per language, shown on the chat page.")
     openai: OpenAIFaceSettings = OpenAIFaceSettings()
+    public_tenants: list[str] | None = Field(default=None, description="Tenants a caller without an API key may read (default: [corpus.tenant]; [] rejects anonymous callers).")
+    ops_host: str = Field(default="127.0.0.1", description="Bind address of the operations listener (ops_port).")
+    ops_port: int | None = Field(default=None, ge=1, le=65535, description="Serve /metrics and /docs on this separate port only (no key needed there); unset: on the main port, admin key required.")
+    header_timeout_s: float = Field(default=10.0, gt=0, description="A connection that has not sent a whole request head within this time is closed.")
+    body_timeout_s: float = Field(default=10.0, gt=0, description="A request body not fully received within this time gets 408 and the connection is closed.")
+    keep_alive_s: float = Field(default=5.0, gt=0, description="An idle keep-alive connection is closed after this time.")
+    max_connections: int = Field(default=512, ge=1, description="Open connections and requests served at once; past it new ones get 503.")
+    auth: AuthSettings = AuthSettings()
 
 
 class TraceSettings(_Section):

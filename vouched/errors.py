@@ -8,6 +8,9 @@
      │                                           data its condition file names          (vouched.eval.datasets)
      ├── RequestError                   2   400  an HTTP request cannot be served as sent   (vouched.server.errors)
      │    ├── InvalidRequest                400  bad JSON, a missing field, a limit exceeded
+     │    ├── Unauthorized                  401  no valid API key where one is needed
+     │    ├── Forbidden                     403  a tenant (or operator route) the caller is not granted
+     │    ├── BodyTimeout                   408  the body did not arrive within server.body_timeout_s
      │    ├── PayloadTooLarge               413  the body is larger than the server reads
      │    └── RateLimited                   429  a per-client limit was hit (Retry-After set)
      ├── IngestError                    3   500  a source file could not be read or parsed
@@ -15,6 +18,8 @@
      ├── StoreError                     4   503  the store is missing, corrupt or has no corpus version
      │    ├── PgUnavailable                      no PostgreSQL connection could be had    (vouched.pg)
      │    ├── MigrationError                     the schema's migrations differ from the code's (vouched.pg)
+     │    ├── StoreNotDurable                    the spend counter store would forget the month on a restart (vouched.spend)
+     │    ├── DeadlinePassed                     the counter store did not answer within its deadline (vouched.spend)
      │    └── TraceStoreError           1        the trace store cannot be used           (vouched.trace.store)
      │         ├── TraceNotFound        1        no trace has this id (or prefix)
      │         └── AmbiguousTraceId     1        a prefix matches more than one trace
@@ -44,7 +49,7 @@ failed; 7 the service under check could not be checked. The HTTP statuses above 
 from __future__ import annotations
 
 __all__ = [
-    "AmbiguousTraceId", "BenchInputError", "CalibrationError", "CheckError", "ClientGone", "ConfigError",
+    "AmbiguousTraceId", "BenchInputError", "BodyTimeout", "DeadlinePassed", "StoreNotDurable", "Forbidden", "Unauthorized", "CalibrationError", "CheckError", "ClientGone", "ConfigError",
     "EXIT_CODES", "EXIT_INGEST", "EXIT_INPUT", "EXIT_NO", "EXIT_OK", "EXIT_UNCHECKED", "EmbedderError",
     "GoldenInputError", "IngestError", "InputError", "InvalidRequest", "MigrationError", "PayloadTooLarge",
     "PgUnavailable", "ProviderAuthError", "ProviderError", "ProviderProtocolError", "ProviderUnavailable",
@@ -83,6 +88,18 @@ class InvalidRequest(RequestError):
         self.param = param
 
 
+class Unauthorized(RequestError):
+    """No valid API key where one is needed (401, WWW-Authenticate: Bearer)."""
+
+
+class Forbidden(RequestError):
+    """The caller is not granted what it asked for (403). The message never names a tenant."""
+
+
+class BodyTimeout(RequestError):
+    """The request body did not arrive in time (408; the connection is closed)."""
+
+
 class PayloadTooLarge(RequestError):
     """The body is larger than the service reads."""
 
@@ -113,6 +130,14 @@ class PgUnavailable(StoreError):
 
 class MigrationError(StoreError):
     """The schema records a migration this code lacks, or one whose text changed."""
+
+
+class StoreNotDurable(StoreError):
+    """The counter store would forget the month's spend on a restart (e.g. Redis without persistence)."""
+
+
+class DeadlinePassed(StoreError):
+    """The counter store did not answer within the deadline."""
 
 
 class TraceStoreError(StoreError):

@@ -13,13 +13,14 @@ goes to the log, never to the reader: it may name files, hosts or environment va
 from __future__ import annotations
 
 from vouched.errors import (
-    CalibrationError, CheckError, ClientGone, ConfigError, EmbedderError, IngestError, InputError, InvalidRequest,
-    PayloadTooLarge, ProviderAuthError, ProviderError, ProviderUnavailable, RateLimited, RequestError, RequestTimeout,
-    StoreError, VouchedError,
+    BodyTimeout, CalibrationError, CheckError, ClientGone, ConfigError, EmbedderError, Forbidden, IngestError,
+    InputError, InvalidRequest, PayloadTooLarge, ProviderAuthError, ProviderError, ProviderUnavailable, RateLimited,
+    RequestError, RequestTimeout, StoreError, Unauthorized, VouchedError,
 )
 
 __all__ = [
-    "HTTP_MAP", "InvalidRequest", "PayloadTooLarge", "RateLimited", "RequestError", "RequestTimeout",
+    "BodyTimeout", "Forbidden", "HTTP_MAP", "InvalidRequest", "PayloadTooLarge", "RateLimited", "RequestError",
+    "RequestTimeout", "Unauthorized",
     "error_body", "error_status",
 ]
 
@@ -28,6 +29,9 @@ __all__ = [
 # class -> (status, type, public message for 5xx). The nearest ancestor of an error's class wins.
 HTTP_MAP: dict[type[VouchedError], tuple[int, str, str | None]] = {
     InvalidRequest: (400, "invalid_request", None),
+    Unauthorized: (401, "unauthorized", None),
+    Forbidden: (403, "forbidden", None),
+    BodyTimeout: (408, "request_timeout", None),
     PayloadTooLarge: (413, "payload_too_large", None),
     RateLimited: (429, "rate_limited", None),
     RequestError: (400, "invalid_request", None),
@@ -104,6 +108,8 @@ def install_error_handlers(app) -> None:
         headers = {}
         if isinstance(exc, RateLimited):
             headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
+        if isinstance(exc, Unauthorized):
+            headers["WWW-Authenticate"] = 'Bearer realm="vouched"'
         return JSONResponse(error_body(exc), status_code=status, headers=headers)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
