@@ -86,8 +86,8 @@ class SearchFilters:
 class Passage:
     """A retrieved chunk with its three numbers.
 
-    dense: cosine clipped to [0, 1]; keyword: coverage in [0, 1] (0 unless ≥2 content words
-    match); evidence = max(dense, keyword). `fused` is the RRF score: it decides order only
+    dense: cosine clipped to [0, 1]; keyword: rarity-weighted coverage in [0, 1] (0 unless ≥2
+    content words match, or one rare one); evidence = max(dense, keyword). `fused` is the RRF score: it decides order only
     and is never compared with a threshold.
     """
 
@@ -108,6 +108,7 @@ class SearchResult:
     modes_used: tuple[str, ...]  # ("dense", "keyword") or ("keyword",) when the embedder failed
     warnings: tuple[str, ...] = ()
     corpus_version: str | None = None
+    doc_freq: "DocFreq | None" = None  # of the query's analysed terms (rarity weights, rare anchors)
 
     @property
     def evidence(self) -> float:

@@ -22,10 +22,14 @@ Kinds (``Anchor.kind``):
 * ``number`` — numbers, years, dates (digits of every script, as normalize() makes them
   ASCII). Script-independent.
 * ``quoted`` — a span in quotation marks (“…”, "…", «…», „…“, 「…」, ‘…’).
-* ``rare`` — a content word (analysed as the keyword index analyses it) whose share of the
-  corpus's chunks is below ``rare_cut`` (needs the corpus's document frequencies; without
-  them there are no rare anchors). Chinese bigrams count only when the corpus holds them:
-  a bigram that straddles two words is in no chunk and would look rare in every question.
+* ``rare`` — a content word (analysed as the keyword index analyses it) that the corpus
+  holds, in fewer than ``rare_cut`` of its chunks (needs the corpus's document frequencies;
+  without them there are no rare anchors). A word in no chunk at all is not an anchor: on a
+  small corpus most such words are ordinary vocabulary ("reduce", "look like", "long"), a
+  question made of them is the threshold's to refuse, and a Chinese bigram that straddles
+  two words is in no chunk and would look rare in every question. A number joined to a unit
+  word ("12-hour", "5-minute") describes rather than identifies: it is a soft anchor of this
+  kind too, counted in the rare words' share.
 
 Excluded: the subject's name and aliases and the site's own names (``exempt_names``), stop
 words, and the words of the question frame ("tell", "describe", "explica", «توضیح» …).
@@ -79,6 +83,7 @@ _QUOTES = re.compile(r"“([^”]{1,120})”|\"([^\"]{1,120})\"|«([^»]{1,120})
 _RAW = re.compile(r"[^\W_](?:[\w]|[-_./:'’](?=[^\W_]))*")
 _DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_QUANTITY = re.compile(r"\d+(?:[.,]\d+)?-[^\W\d_]+")  # 12-hour, 5-minute
 _SENTENCE_END = frozenset(".!?。！？؟:;")
 _OPENERS = frozenset("¿¡\"“«„'‘([「『")
 _POSSESSIVE = re.compile(r"['’]s?$")
@@ -247,11 +252,18 @@ def question_anchors(
     shouting = sum(c.isupper() for c in text) > 0.6 * max(1, sum(c.isalpha() for c in text))
     uncased = key in _UNCASED_LANGS
     tokens = _raw_tokens(text)
+    soft: list[Anchor] = []
     i = 0
     while i < len(tokens):
         tok, initial = tokens[i]
         if _NUMBER.fullmatch(tok):
             add(_make(tok, "number", key, script_free=True))
+            i += 1
+            continue
+        if _QUANTITY.fullmatch(tok):
+            plain = _plain(tok)
+            soft.append(Anchor(text=tok, kind="rare", terms=plain, words=plain, script_free=True, df=None))
+            taken.update(plain)
             i += 1
             continue
         if not shouting and _is_code(tok):
@@ -300,9 +312,8 @@ def question_anchors(
             if term in skip or term[:1].isdigit():
                 continue
             df = int(doc_freq.get(term, 0))
-            han = "\u3400" <= term[:1] <= "\u9fff"
-            if han and df == 0:
-                continue
+            if df == 0:
+                continue  # a word the corpus never uses: general vocabulary or off-topic, the threshold's call
             if df / n_docs < rare_cut:
                 found.append(Anchor(text=term, kind="rare", terms=(term,), words=(term,), df=df))
-    return Anchors(items=tuple(found), lang=key)
+    return Anchors(items=tuple(found) + tuple(soft), lang=key)
