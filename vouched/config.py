@@ -127,6 +127,9 @@ class ThresholdSettings(_Section):
     value: float = Field(default=0.0, ge=0.0, le=1.0, description="L2: refuse when the best bounded evidence score is below this.")
     embedding_model: str | None = Field(default=None, description="Embedding model the value was calibrated on.")
     corpus_version: str | None = Field(default=None, description="Corpus version hash the value was calibrated on.")
+    coverage: bool = Field(default=True, description="L2 coverage: after the threshold passes, refuse when a name, code, number or quoted title of the question is in none of the passages, or too few of its rare words are.")
+    rare_cut: float = Field(default=0.05, ge=0.0, le=1.0, description="L2 coverage: a content word held by fewer than this share of the corpus's chunks is a rare anchor (calibrated with the threshold; 0: no rare anchors).")
+    rare_share: float = Field(default=0.5, ge=0.0, le=1.0, description="L2 coverage: share of a question's rare words the passages must hold.")
 
 
 class AnswerSettings(_Section):

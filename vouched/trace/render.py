@@ -73,6 +73,16 @@ def _evidence_line(t: Mapping[str, Any]) -> Text | None:
     return line
 
 
+def _anchors_line(t: Mapping[str, Any]) -> Text | None:
+    anchors = t.get("anchors") or []
+    if not anchors:
+        return None
+    found, missing = t.get("anchors_found") or [], t.get("anchors_missing") or []
+    line = Text(f"anchors ({len(anchors)}): found {', '.join(found) or '—'}; ")
+    line.append(f"missing {', '.join(missing) or '—'}", style="yellow" if missing else "green")
+    return line
+
+
 def _sentences_table(t: Mapping[str, Any]) -> Table | None:
     rows = t.get("sentences") or []
     if not rows:
@@ -146,7 +156,7 @@ def render_trace(trace: Mapping[str, Any], *, prices: Mapping[str, Any] | None =
     held = held_sentence(t)
     if held is not None and t.get("outcome") == "held":
         parts.append(_held_panel(held, t.get("layer")))
-    for piece in (_evidence_line(t), _sentences_table(t), _retrieved_table(t)):
+    for piece in (_evidence_line(t), _anchors_line(t), _sentences_table(t), _retrieved_table(t)):
         if piece is not None:
             parts.append(piece)
     if t.get("source_ids"):
