@@ -62,8 +62,9 @@ replaced and checks, feed by feed, that both give the same verdicts.
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, NamedTuple
+from typing import Callable, Iterable, Mapping, NamedTuple
 
+from vouched.guard.names import NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word
 from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
@@ -81,7 +82,7 @@ __all__ = [
     "word_count",
 ]
 
-RULES = ("marker_range", "missing_marker", "unsupported_value", "first_person", "no_answer")
+RULES = ("marker_range", "missing_marker", "unsupported_value", "unsupported_name", "first_person", "no_answer")
 DEFAULT_MIN_WORDS = 7
 LOOKAHEAD = 16  # > the splitter's longest look-ahead (a month name, a list-item prefix)
 _WINDOW = 256  # first window split per sentence; doubled while no boundary is in it
@@ -222,12 +223,15 @@ def _check(
     values_of: Callable[[int], frozenset[str]],
     lang: str | None,
     min_words: int,
+    names_of: Callable[[int], NamePool],
+    allowed: frozenset[str],
 ) -> GateVerdict:
     cited, bad, text = _markers(sentence, given)
     if bad is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "marker_range", bad))
     values = value_spans(text)
-    if not cited and (values or word_count(text) >= min_words):
+    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed)
+    if not cited and (values or names or word_count(text) >= min_words):
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
                                         values[0][1] if values else None))
     if values:
@@ -241,6 +245,14 @@ def _check(
             for _kind, raw, canonical in values:
                 if not any(canonical in pool for pool in pools):
                     return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_value", raw))
+    if names:
+        name_pools = [names_of(i) for i in cited]
+        for kind, raw, key in names:
+            for pool in name_pools:
+                if pool.has(kind, key):
+                    break
+            else:
+                return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_name", raw))
     word = first_person_word(text, lang)
     if word is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "first_person", word))
@@ -255,6 +267,7 @@ def check_sentence(
     lang: str | None = None,
     *,
     min_words_for_marker: int = DEFAULT_MIN_WORDS,
+    allowed_names: Iterable[str] = (),
 ) -> GateVerdict:
     """Check one sentence against the numbered ``sources`` (pure; see the module docstring)."""
     cache: dict[int, frozenset[str]] = {}
@@ -264,7 +277,25 @@ def check_sentence(
             cache[i] = source_values(sources[i])
         return cache[i]
 
-    return _check(sentence, sources, values_of, lang, min_words_for_marker)
+    pools: dict[int, NamePool] = {}
+
+    def names_of(i: int) -> NamePool:
+        if i not in pools:
+            pools[i] = NamePool(sources[i])
+        return pools[i]
+
+    return _check(sentence, sources, values_of, lang, min_words_for_marker, names_of,
+                  allowed_keys(allowed_names))
+
+
+def allowed_keys(names: Iterable[str]) -> frozenset[str]:
+    """Keys the name rule never reports: every word of the subject's and site's names."""
+    out: set[str] = set()
+    for name in names:
+        if name:
+            out.update(name_keys(name))
+            out.update(name_keys("".join(name.split())))  # "Data Dog" also as "DataDog"
+    return frozenset(out)
 
 
 class SentenceGate:
@@ -276,10 +307,14 @@ class SentenceGate:
         lang: str | None = None,
         *,
         min_words_for_marker: int = DEFAULT_MIN_WORDS,
+        allowed_names: Iterable[str] = (),
     ) -> None:
         if min_words_for_marker < 1:
             raise ValueError("min_words_for_marker must be at least 1")
         self._values = {int(i): source_values(text) for i, text in sources.items()}
+        self._pools = {int(i): NamePool(text) for i, text in sources.items()}
+        self._pool_of = self._pools.__getitem__
+        self._allowed = allowed_keys(allowed_names)
         self._value_set = self._values.__getitem__
         self._lang = lang
         self._min_words = min_words_for_marker
@@ -527,7 +562,8 @@ class SentenceGate:
                 self._len -= cut
                 self._off = 0
             if piece:
-                verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words)
+                verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words,
+                                 self._pool_of, self._allowed)
                 out.append(verdict)
                 if not verdict[3]:  # ok
                     self._failed = verdict
@@ -556,7 +592,8 @@ class SentenceGate:
             piece = self._parts[0][self._off : cut].strip()  # _next_cut joined the parts
             self._advance(cut)
             if piece:
-                verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words)
+                verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words,
+                                 self._pool_of, self._allowed)
                 out.append(verdict)
                 if not verdict[3]:  # ok
                     self._failed = verdict
