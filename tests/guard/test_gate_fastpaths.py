@@ -385,9 +385,9 @@ def test_gate_matches_the_plain_algorithm_where_the_fast_path_gives_way(text: st
 
 
 def _markers_reference(sentence: str, given) -> tuple:
-    """``_markers`` as one regex split, no fast path."""
+    """``_markers`` as one regex split (code brackets merged back), no fast path."""
     cited: dict[int, None] = {}
-    pieces = G._MARKER_SPLIT.split(sentence)
+    pieces = G._citations_only(G._MARKER_SPLIT.split(sentence))
     for k in range(1, len(pieces), 2):
         marker = pieces[k]
         for a, b in map(G._span, G._MARKER_PART.findall(marker)):

@@ -244,7 +244,7 @@ def _is_code(word: str) -> bool:
     "1990s"), or two or more capitals in a word that is not title case ("OCR", "GitHub")."""
     if _GLUED.search(word) is not None:
         return word.isascii() and _UNIT.fullmatch(word.lower()) is None
-    return not word.istitle() and not word.islower() and not word.isdigit() and len(word) > 1
+    return not word.istitle() and word != word.lower() and len(word) > 1
 
 
 def _quote_key(inner: str) -> str | None:
@@ -260,12 +260,13 @@ def _quote_key(inner: str) -> str | None:
 
 
 def name_spans(
-    text: str, lang: str | None = None, allowed: frozenset[str] = frozenset()
+    text: str, lang: str | None = None, allowed: frozenset[str] = frozenset(), *, initial: bool = True
 ) -> list[tuple[NameKind, str, str]]:
     """The names, codes and quoted titles of a sentence, in order: (kind, raw, key).
 
     ``text`` is the sentence with its markers stripped. ``allowed``: keys that are never
-    reported (the subject's and site's names, see ``name_keys``).
+    reported (the subject's and site's names, see ``name_keys``). ``initial``: whether
+    ``text`` starts a clause (False for a piece from the middle of a sentence).
     """
     mode = _MODES.get(lang) if lang is not None else None
     if mode is None:
@@ -281,7 +282,7 @@ def name_spans(
         if mode == _UNCASED_MODE:
             if _ASCII_LETTER.search(text) is None:
                 return []
-        elif text[1:].islower() and _GLUED.search(text) is None:
+        elif (text[1:] if initial else text).islower() and _GLUED.search(text) is None:
             return []
     out: list[tuple[NameKind, str, str]] = []
     if "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text:
@@ -340,7 +341,7 @@ def name_spans(
             continue
         # A clause starts here: the first piece, one after ":" ";" a dash or a line's
         # bullet, or one that opens a quote.
-        initial = i == 0 or pieces[i - 1][-1] in _INITIAL_AFTER or (
+        at_start = (i == 0 and initial) or (i > 0 and pieces[i - 1][-1] in _INITIAL_AFTER) or (
             core[0] != piece[0] and any(c in _OPENERS for c in piece[: piece.index(core[0])]))
         words = (core,) if core.isalnum() else _INNER_SPLIT.split(core)
         for word in words:
@@ -350,9 +351,10 @@ def name_spans(
                 continue
             if word.isalpha():  # no digit: a code only by its capitals
                 if word.islower():
-                    initial = False
+                    at_start = False
                     continue
-                code = not word.istitle()
+                # Two capitals, or one inside ("OCR", "GitHub"); Han/Arabic letters have no case.
+                code = not word.istitle() and word != word.lower()
             else:
                 code = _is_code(word)
             if code:
@@ -360,7 +362,7 @@ def name_spans(
                 if key not in allowed:
                     out.append(("code", word, key))
                     reported_at = i
-            elif (not initial and len(word) > 1 and word[0].isupper()
+            elif (not at_start and len(word) > 1 and word[0].isupper()
                   and (not german or reported_at >= i - 1 or _prev_word(pieces, i) in _DE_TRIGGERS)
                   and word.lower() not in stops):
                 key = _key(word)
@@ -371,7 +373,7 @@ def name_spans(
                             key = "\x01".join(parts)
                     out.append(("name", word, key))
                     reported_at = i
-            initial = False
+            at_start = False
     return out
 
 
