@@ -29,7 +29,7 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
 
 
 async def test_metrics_count_requests_outcomes_stages_and_gate_stops(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]. ", "I built it myself [1]. More words here."])
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]. ", "I built it myself [1]. More words here."])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     async with asgi_client(app) as c:
         await c.post("/v1/ask", json={"question": "Which database did the Tessera Health search run on?"})

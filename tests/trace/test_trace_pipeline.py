@@ -46,7 +46,7 @@ def traced(request, site_config):  # noqa: F811
     store = open_trace_store(site)
     assert isinstance(store, PostgresTraceStore if request.param == "postgres" else TraceStore)
     cfg = site.model_copy(update={"answer": site.answer.model_copy(update={"provider": "openai"})})
-    provider = ScriptedProvider(["The search ran on PostgreSQL [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "],
+    provider = ScriptedProvider(["The search ran on postgres [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "],
                                 usage=Usage(input_tokens=100, output_tokens=20))
     held, _ = make_assistant(cfg, provider=provider, trace_sink=store.sink)
     ans = held.ask(Q)
@@ -70,7 +70,9 @@ def test_every_question_leaves_a_record(traced):
     assert l2["layer"] == "L2" and l2["evidence"] < l2["threshold"] == 0.30 and l2["evidence_run"] == "question"
     assert l2["retrieved"] and {"dense", "keyword", "evidence"} <= set(l2["retrieved"][0])
     held = s.get(traced["held"])
-    assert held["source_ids"] and held["usage"]["input_tokens"] == 100
+    # (the gate stops the stream at "73", a number in no source, before the provider's usage
+    # event: the call is counted from the bytes sent and received)
+    assert held["source_ids"] and held["usage"]["input_tokens"] >= 100
     assert set(held["stages_ms"]) >= {"l1", "retrieve", "generate", "total"}
 
 
@@ -80,7 +82,7 @@ def test_a_held_answer_names_the_rule_and_the_offending_value(traced):
     assert "HELD (L4 · unsupported_value)" in text
     assert "RULE" in text and "unsupported_value — a number, URL or e-mail is in no source the sentence cites" in text
     assert "OFFENDING VALUE" in text and "'73'" in text
-    assert "It cut costs by 73% [1]." in text
+    assert "It cut costs by 73%" in text  # held as soon as "73" was complete
     assert "retrieved (fusion order)" in text and "latency" in text and "retrieve" in text
     # the printed command says the same
     con = _console()

@@ -549,7 +549,8 @@ class Pipeline:
         from vouched.guard.gate import SentenceGate
         from vouched.llm.base import settle_usage
 
-        gate = SentenceGate({s.number: s.text for s in sources}, lang)
+        # early_stop: a value or name in none of the sources stops the stream as soon as it is complete.
+        gate = SentenceGate({s.number: s.text for s in sources}, lang, allowed_names=self.subject_names, early_stop=True)
         by_number = {s.number: s for s in sources}
         cited: list[int] = []
         released = 0
@@ -593,7 +594,8 @@ class Pipeline:
         if stop and stop[0] == "held":
             layer = "L5" if stop[1] == "first_person" else "L4"
             trace.layer, trace.category, trace.outcome = layer, stop[1], "held"
-            yield NoticeEvent(kind="held", text=self.text("notice.held", lang), rule=stop[1])
+            key = "notice.held_name" if stop[1] == "unsupported_name" else "notice.held"
+            yield NoticeEvent(kind="held", text=self.text(key, lang), rule=stop[1])
             yield DoneEvent(outcome="held", sources=done_sources, trace_id=trace.id, layer=layer, category=stop[1], usage=usage_ev, lang=lang)
             return
         if finish_reason == "length":

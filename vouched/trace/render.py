@@ -26,6 +26,7 @@ RULE_TEXT = {
     "marker_range": "a source marker points to a source that was not given",
     "missing_marker": "a contentful sentence carries no source marker",
     "unsupported_value": "a number, URL or e-mail is in no source the sentence cites",
+    "unsupported_name": "a proper name, code or quoted title is in no source the sentence cites",
     "first_person": "the assistant spoke as the subject (L5)",
     "no_answer": "the generator said NO_ANSWER",
 }
