@@ -309,23 +309,42 @@ def eval_golden(
 
 @app.command()
 def calibrate(
-    golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),
+    golden: Optional[Path] = typer.Argument(None, help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored. Leave out with --auto."),
     config: Optional[Path] = ConfigOpt,
+    auto: bool = typer.Option(False, "--auto", help="No golden set: answerable probes built from the corpus, must-refuse ones from the bundled off-topic set (10 languages)."),
     max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Largest share of answerable cases the threshold may refuse."),
     write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in \\[threshold]."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Where to draw the two distributions (SVG; default beside the store)."),
 ) -> None:
-    """Choose the L2 threshold from a golden set: retrieval only, with the deployed embedder.
+    """Choose the L2 threshold from a golden set (or, with --auto, from probes): retrieval only, with the deployed embedder.
 
     The threshold must stop EVERY must-refuse case (it is set strictly above the best of
     them) while refusing at most --max-answerable-loss of the answerable ones; when no such
     value exists, the command says how close it gets and exits 1 without writing.
+
+    A golden set is JSONL, one case a line: {"id": "...", "question": "...", "expect": {"kind":
+    "answer"}} or {"kind": "refuse_no_evidence"} (optional: "lang", "tenant", "as_of",
+    "previous": {"question", "answer"}); other kinds are left out here.
+
+    --auto needs no golden set: a sample of the corpus's own chunks turned into questions by
+    rules (answerable) and the bundled off-topic questions in the site's languages (must
+    refuse; any the corpus covers are dropped). Rule-made probes are easier than readers'
+    questions, so a golden set calibrates better; --auto is the safe start.
 
     The config's \\[server.suggested_questions] count as answerable too. A suggested question
     that the threshold would refuse (or that L1 refuses) is an error naming the question and
     its score against the threshold: exit 1 (the threshold is still written with --write).
     Input, config or store that cannot be used: the exit codes of vouched.errors.
     """
+    if auto:
+        from vouched.eval.autocal import auto_calibrate_command
+
+        if golden is not None:
+            _fail(ConfigError("give a golden set or --auto, not both"))
+        _exit_with(auto_calibrate_command, config, max_answerable_loss, write, plot)
+        return
+    if golden is None:
+        _fail(ConfigError("give a golden set (JSONL), or --auto to calibrate on probes built from the corpus"))
     from vouched.eval.calibrate import calibrate_command
 
     _exit_with(calibrate_command, golden, config, max_answerable_loss, write, plot)
