@@ -116,6 +116,9 @@ def ingest(
             f"{outcome.embedded} passages embedded, {v.chunk_count - outcome.embedded if outcome.embedded <= v.chunk_count else 0} from cache; "
             f"{outcome.seconds:.1f}s"
         )
+        if eng.config.check_calibration(v.embedding_model or eng.config.embedding.model, v.hash):
+            err.print("[yellow]the threshold is not calibrated on this corpus version:[/] run "
+                      "`vouched calibrate --auto --write` (or calibrate on a golden set)", highlight=False)
         if outcome.embed_stats is not None and hasattr(outcome.embed_stats, "render"):
             out.print(outcome.embed_stats.render(), highlight=False)
     except VouchedError as exc:
