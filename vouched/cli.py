@@ -438,7 +438,7 @@ def bench_retrieval(
     """
     from vouched.eval.cli_bench import bench_retrieval_command
 
-    raise typer.Exit(bench_retrieval_command(dataset, mode, as_json, runs, condition, sample=sample))
+    _exit_with(bench_retrieval_command, dataset, mode, as_json, runs, condition, sample=sample)
 
 
 @bench_app.command("verify")
