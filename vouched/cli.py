@@ -471,8 +471,8 @@ def bench_verify(
     from vouched.eval.bench_verify import bench_verify_command
 
     kinds = [k.strip() for k in negatives.split(",") if k.strip()]
-    raise typer.Exit(bench_verify_command(dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
-                                          negatives=kinds, train_claims=train_claims, fit=fit, save=save))
+    _exit_with(bench_verify_command, dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
+               negatives=kinds, train_claims=train_claims, fit=fit, save=save)
 
 
 @bench_app.command("abstention")
