@@ -506,10 +506,10 @@ def bench_abstention(
     """
     from vouched.eval.bench_abstention import bench_abstention_command
 
-    raise typer.Exit(bench_abstention_command(
-        dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
-        max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
-        report_dir=report))
+    _exit_with(bench_abstention_command,
+               dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
+               max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
+               report_dir=report)
 
 
 @bench_app.command("load")
