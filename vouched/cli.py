@@ -58,7 +58,9 @@ def _engine(config: Optional[Path]):
 
 
 def _fail(exc: VouchedError) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)  # a message may hold "[answer]"
     raise typer.Exit(exit_code(exc))
 
 
@@ -325,8 +327,8 @@ def check(
     """
     from vouched.eval.check import check_command
 
-    raise typer.Exit(check_command(url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
-                                   show_all=show_all, send_lang=send_lang))
+    _exit_with(check_command, url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
+               show_all=show_all, send_lang=send_lang)
 
 
 @app.command("trace")
