@@ -1,7 +1,9 @@
 """The `vouched` command line. Every command is a thin wrapper over the library.
 
 Errors from the vouched error tree are printed as one clear line and mapped to exit codes
-in one place (EXIT_CODES); anything else is a bug and keeps its traceback.
+by the one table (vouched.errors.EXIT_CODES, drawn with the tree); anything else is a bug and
+keeps its traceback. The `*_command` functions return 0 or 1 (the answer is "no") and raise
+for everything else.
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vouched.errors import ConfigError, EmbedderError, IngestError, StoreError, VouchedError
-from vouched.llm.errors import ProviderError
-
-EXIT_CODES: dict[type[VouchedError], int] = {ConfigError: 2, IngestError: 3, StoreError: 4, EmbedderError: 5, ProviderError: 6}
+from vouched.errors import EXIT_CODES, ConfigError, StoreError, VouchedError, exit_code  # noqa: F401  (EXIT_CODES: the one table, re-exported)
 
 app = typer.Typer(
     help=(
@@ -36,6 +35,9 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(help="Benchmarks: regressions that print figures and exit non-zero when a target is missed.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+from vouched.server.keys_cli import keys_app  # noqa: E402  (`vouched keys create/list/revoke`)
+
+app.add_typer(keys_app, name="keys")
 
 out = Console()
 err = Console(stderr=True)
@@ -59,10 +61,19 @@ def _engine(config: Optional[Path]):
 
 
 def _fail(exc: VouchedError) -> None:
-    code = next((c for t, c in EXIT_CODES.items() if isinstance(exc, t)), 1)
     from rich.markup import escape
 
     err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    raise typer.Exit(exit_code(exc))
+
+
+def _exit_with(command, *args, **kwargs) -> None:
+    """Run a `*_command` function: its returned code, or its error's code from the one table."""
+    try:
+        code = command(*args, **kwargs)
+    except VouchedError as exc:
+        _fail(exc)
+        return
     raise typer.Exit(code)
 
 
@@ -105,6 +116,11 @@ def ingest(
             f"{outcome.embedded} passages embedded, {v.chunk_count - outcome.embedded if outcome.embedded <= v.chunk_count else 0} from cache; "
             f"{outcome.seconds:.1f}s"
         )
+        if eng.config.check_calibration(v.embedding_model or eng.config.embedding.model, v.hash):
+            err.print("[yellow]the threshold is not calibrated on this corpus version:[/] run "
+                      "`vouched calibrate --auto --write` (or calibrate on a golden set)", highlight=False)
+        if outcome.embed_stats is not None and hasattr(outcome.embed_stats, "render"):
+            out.print(outcome.embed_stats.render(), highlight=False)
     except VouchedError as exc:
         _fail(exc)
 
@@ -291,30 +307,80 @@ def eval_golden(
     """
     from vouched.eval.golden import golden_command
 
-    raise typer.Exit(golden_command(golden, config, as_json, report))
+    _exit_with(golden_command, golden, config, as_json, report)
+
+
+@app.command()
+def init(
+    folder: Path = typer.Argument(Path("."), help="The folder of documents (Markdown, HTML, text, PDF, records.yaml)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Where to write the config (default ./vouched.toml)."),
+    kind: Optional[str] = typer.Option(None, "--kind", help="person | organisation | docs (default: inferred from the folder)."),
+    base_url: str = typer.Option("", "--base-url", help="Public address of the folder, so sources link to the web, not to local files."),
+    subject: str = typer.Option("", "--subject", help="The person the site speaks about (makes it a 'person' site)."),
+    name: str = typer.Option("", "--name", help="The site's name, shown in the chat page's title."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing config file."),
+    calibrate_: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Calibrate the L2 threshold automatically after ingesting."),
+) -> None:
+    """From a folder of documents to a calibrated assistant: survey, write vouched.toml, ingest, calibrate.
+
+    Looks at the folder (formats, languages, size, what kind of site it is), writes a
+    commented vouched.toml, ingests it, and runs `vouched calibrate --auto --write`. Exit 0 when
+    a threshold was written; 1 when no safe one was found (the model's prior stays in force and
+    the report says how close it got).
+    """
+    from vouched.eval.init import init_command
+
+    def ingest_(eng):
+        from vouched.ingest.corpus import iter_files
+
+        targets = list(eng.config.corpus_paths)
+        return _ingest_with_progress(eng, targets, len(iter_files(targets)), strict=False, allow_shrink=False)
+
+    _exit_with(init_command, folder, config, kind=kind, base_url=base_url, subject=subject, site_name=name, force=force,
+               calibrate=calibrate_, ingest=ingest_, console=out)
 
 
 @app.command()
 def calibrate(
-    golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),
+    golden: Optional[Path] = typer.Argument(None, help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored. Leave out with --auto."),
     config: Optional[Path] = ConfigOpt,
+    auto: bool = typer.Option(False, "--auto", help="No golden set: answerable probes built from the corpus, must-refuse ones from the bundled off-topic set (10 languages)."),
     max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Largest share of answerable cases the threshold may refuse."),
     write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in \\[threshold]."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Where to draw the two distributions (SVG; default beside the store)."),
 ) -> None:
-    """Choose the L2 threshold from a golden set: retrieval only, with the deployed embedder.
+    """Choose the L2 threshold from a golden set (or, with --auto, from probes): retrieval only, with the deployed embedder.
 
     The threshold must stop EVERY must-refuse case (it is set strictly above the best of
     them) while refusing at most --max-answerable-loss of the answerable ones; when no such
     value exists, the command says how close it gets and exits 1 without writing.
 
+    A golden set is JSONL, one case a line: {"id": "...", "question": "...", "expect": {"kind":
+    "answer"}} or {"kind": "refuse_no_evidence"} (optional: "lang", "tenant", "as_of",
+    "previous": {"question", "answer"}); other kinds are left out here.
+
+    --auto needs no golden set: a sample of the corpus's own chunks turned into questions by
+    rules (answerable) and the bundled off-topic questions in the site's languages (must
+    refuse; any the corpus covers are dropped). Rule-made probes are easier than readers'
+    questions, so a golden set calibrates better; --auto is the safe start.
+
     The config's \\[server.suggested_questions] count as answerable too. A suggested question
     that the threshold would refuse (or that L1 refuses) is an error naming the question and
-    its score against the threshold: exit 3 (the threshold is still written with --write).
+    its score against the threshold: exit 1 (the threshold is still written with --write).
+    Input, config or store that cannot be used: the exit codes of vouched.errors.
     """
+    if auto:
+        from vouched.eval.autocal import auto_calibrate_command
+
+        if golden is not None:
+            _fail(ConfigError("give a golden set or --auto, not both"))
+        _exit_with(auto_calibrate_command, config, max_answerable_loss, write, plot)
+        return
+    if golden is None:
+        _fail(ConfigError("give a golden set (JSONL), or --auto to calibrate on probes built from the corpus"))
     from vouched.eval.calibrate import calibrate_command
 
-    raise typer.Exit(calibrate_command(golden, config, max_answerable_loss, write, plot))
+    _exit_with(calibrate_command, golden, config, max_answerable_loss, write, plot)
 
 
 @app.command()
@@ -342,7 +408,7 @@ def check(
       vouched check --url https://example.org examples/portfolio/golden.jsonl
 
     Exit codes: 0 every case refused before any model call; 1 a case escaped (named) or was
-    refused only after the generator ran; 2 bad input; 3 the service could not be checked
+    refused only after the generator ran; 2 bad input; 7 the service could not be checked
     (unreachable, not an SSE endpoint, a case without a verdict).
     """
     from vouched.eval.check import check_command
@@ -360,7 +426,7 @@ def trace_(
     """Print what happened to one question: route, scores, sources, each sentence and the rule that held it."""
     from vouched.trace.cli import trace_command
 
-    raise typer.Exit(trace_command(_config_path(config), trace_id, as_json))
+    _exit_with(trace_command, _config_path(config), trace_id, as_json)
 
 
 @app.command()
@@ -374,7 +440,7 @@ def traces(
     """List recent traces, newest first."""
     from vouched.trace.cli import traces_command
 
-    raise typer.Exit(traces_command(_config_path(config), since, limit, as_json, outcome))
+    _exit_with(traces_command, _config_path(config), since, limit, as_json, outcome)
 
 
 @app.command()
@@ -387,7 +453,7 @@ def feedback(
     """Attach a reader's feedback (useful / not useful, with a comment) to a trace."""
     from vouched.trace.cli import feedback_command
 
-    raise typer.Exit(feedback_command(_config_path(config), trace_id, useful, comment))
+    _exit_with(feedback_command, _config_path(config), trace_id, useful, comment)
 
 
 @app.command()
@@ -445,6 +511,27 @@ def show_config(config: Optional[Path] = ConfigOpt, schema: bool = typer.Option(
         _fail(exc)
         return
     print(json.dumps(cfg.model_dump(mode="json"), indent=2, ensure_ascii=False))
+
+
+@bench_app.command("run")
+def bench_run(
+    files: List[Path] = typer.Argument(..., help="Condition files (benchmarks/conditions/*.yaml, benchmarks/retrieval/*.yaml)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: every condition's figures and checks."),
+    check_only: bool = typer.Option(False, "--check", help="Validate the files and their input checksums; run nothing."),
+) -> None:
+    """Run benchmark condition files: each names its command, input checksums, targets and measured figures.
+
+    Inputs are verified before anything runs; then each command runs from the repository
+    root, its figures are read from its output and checked against the targets (a target
+    marked `expect: fail` is a known miss, reported but not failing) and against the
+    measured figures within their tolerance. Prints the machine, load and runs. Exits 0 when
+    every condition holds, 1 on a miss, 2 when a file or an input cannot be used.
+
+    Example: vouched bench run benchmarks/conditions/l1.yaml benchmarks/conditions/gate.yaml
+    """
+    from vouched.eval.bench_run import bench_run_command
+
+    _exit_with(bench_run_command, files, as_json=as_json, check_only=check_only)
 
 
 @bench_app.command("retrieval")
@@ -598,6 +685,38 @@ def bench_scale(
     if bad or not backend_list or not size_list:
         raise typer.BadParameter(f"choose backends from {', '.join(BACKENDS)} and at least one size", param_hint="--backends")
     raise typer.Exit(bench_scale_command(size_list, backend_list, queries, out_dir, as_json, bench_dir, timeout))
+
+
+packs_app = typer.Typer(help="L1 pattern packs: check patterns against the example texts kept beside them.", no_args_is_help=True)
+app.add_typer(packs_app, name="packs")
+
+
+@packs_app.command("check")
+def packs_check(
+    files: List[Path] = typer.Argument(None, help="Pack files (TOML, shipped format) or vouched.toml files with \\[guard.extra_patterns] (default: the shipped packs and the config's extra patterns)."),
+    config: Optional[Path] = ConfigOpt,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every example, not only the failures."),
+) -> None:
+    """Run every pattern against its yes/no examples; print what matched or failed; exit 1 on a failure."""
+    from vouched.guard.packs.check import check_builtin, check_file
+
+    try:
+        results = []
+        if files:
+            for f in files:
+                results += check_file(f)
+        else:
+            results += check_builtin()
+            path = _config_path(config)
+            if path is not None:
+                results += check_file(path)
+    except VouchedError as exc:
+        _fail(exc)
+    failed = [r for r in results if not r.ok]
+    for r in results if verbose else failed:
+        print(r.line(), file=sys.stdout if r.ok else sys.stderr)
+    print(f"{len(results)} examples, {len(results) - len(failed)} ok, {len(failed)} failed")
+    raise typer.Exit(1 if failed else 0)
 
 
 def main() -> None:

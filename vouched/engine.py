@@ -26,6 +26,7 @@ class IngestOutcome:
     report: object  # vouched.ingest.corpus.IngestReport
     embedded: int  # passages the model had to embed (the rest came from the cache)
     seconds: float
+    embed_stats: object = None  # vouched.embed.base.EmbedStats of this run, when the embedder keeps them
 
 
 class Engine:
@@ -47,7 +48,9 @@ class Engine:
         if self._embedder is not None:
             return self._embedder
         cache = self.config.resolve(self.config.embedding.cache_path) if self.config.embedding.cache_path else None
-        return make_embedder(self.config.embedding.model, str(cache) if cache else None)
+        e = self.config.embedding
+        return make_embedder(e.model, str(cache) if cache else None, threads=e.threads, max_tokens=e.max_tokens,
+                             long_text=e.long_text, batch_tokens=e.batch_tokens)
 
     @cached_property
     def retriever(self) -> HybridRetriever:
@@ -113,7 +116,8 @@ class Engine:
                                     max_shrink=max_shrink) as w:
             w.add(chunks, vectors)
             w.add_records(load.records)
-        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0)
+        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0,
+                             getattr(self.embedder, "last_stats", None))
 
     def rollback(self, version_id: int | None = None) -> CorpusVersion:
         """Switch `current` back to a kept version (default: the newest older than the current), atomically.

@@ -66,7 +66,7 @@ async def test_refusal_arrives_as_assistant_text(site):
 
 
 async def test_previous_pair_is_the_last_user_assistant_exchange(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]."])
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]."])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     messages = [
         {"role": "user", "content": "old question"}, {"role": "assistant", "content": "old answer"},

@@ -196,3 +196,20 @@ class StoreSuite:
         kept = [v.id for v in store.versions()]
         assert v1.id in kept and v3.id in kept  # keep_versions=2: the one serving until now stays
         assert store.switch_to().id == v1.id
+
+    def test_doc_freq_counts_chunks_per_term_and_follows_the_version(self, store):
+        from collections import Counter
+
+        from vouched.text import analyze
+
+        terms = ["lighthous", "lantern", "sourdough", "faro", "2023", "zebra", ""]
+        got = store.doc_freq(terms)
+        # reference: every chunk of the version (all tenants, drafts and old ones too), by its analysed terms
+        ref = Counter(t for c in BASE for t in set(analyze(c.embed_text, c.lang)))
+        assert got.n_docs == len(BASE)
+        for t in terms[:-1]:
+            assert got.get(t) == ref[t], t
+        assert got.get("zebra") == 0 and got.share("lantern") == ref["lantern"] / len(BASE)
+        write(store, [ck("zeta#0", "zebra stripes"), ck("eta#0", "zebra foals and a lantern")])
+        again = store.doc_freq(["zebra", "lantern", "lighthous"])
+        assert (again.n_docs, again.get("zebra"), again.get("lantern"), again.get("lighthous")) == (2, 2, 1, 0)

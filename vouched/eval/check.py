@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 from urllib.parse import urlsplit
 
-from vouched.errors import VouchedError
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK, EXIT_UNCHECKED, CheckError  # CheckError: drawn in vouched.errors
+
 
 __all__ = [
     "CHECK_EXIT_BAD_INPUT",
@@ -76,7 +77,8 @@ __all__ = [
     "summarize_check",
 ]
 
-CHECK_EXIT_OK, CHECK_EXIT_ESCAPED, CHECK_EXIT_BAD_INPUT, CHECK_EXIT_UNCHECKED = 0, 1, 2, 3
+# From the one table (vouched.errors): 7, not 3 (3 is an ingest error everywhere).
+CHECK_EXIT_OK, CHECK_EXIT_ESCAPED, CHECK_EXIT_BAD_INPUT, CHECK_EXIT_UNCHECKED = EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_UNCHECKED
 MUST_REFUSE = ("refuse_pattern", "refuse_no_evidence")
 PRE_MODEL_LAYERS = frozenset({"L1", "L2"})
 # Refusals without a layer that the pipeline makes before retrieval (vouched.answer.pipeline):
@@ -89,8 +91,6 @@ MAX_RETRY_AFTER_S = 120.0  # longer waits than this are the service saying "not 
 RETRIES_429 = 5
 
 
-class CheckError(VouchedError):
-    """The service cannot be checked at all: unreachable, not a vouched SSE endpoint, a bad URL."""
 
 
 # -- what is sent (pure) ---------------------------------------------------------------------------

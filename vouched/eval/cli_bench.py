@@ -1,5 +1,8 @@
 """`vouched bench retrieval`: pick the conditions, check inputs, run, print, return an exit code.
 
+(`vouched bench run benchmarks/retrieval/FILE.yaml` runs one of these conditions too, beside the
+other benchmarks' condition files in benchmarks/conditions/: vouched.eval.bench_run.)
+
 Exit codes (the CLI passes them through): 0 every target met, 1 a target missed,
 2 bad input (dataset missing or malformed, a checksum or count differing from the
 condition file, an unknown mode). Inputs are verified before any search runs.
@@ -21,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 from vouched.eval.conditions import MODES, Condition, load_condition, verify_inputs
 from vouched.eval.datasets import BenchInputError, detect_format, load_dataset
 
-BENCH_EXIT_OK, BENCH_EXIT_MISS, BENCH_EXIT_BAD_INPUT = 0, 1, 2
+BENCH_EXIT_OK, BENCH_EXIT_MISS, BENCH_EXIT_BAD_INPUT = EXIT_OK, EXIT_NO, EXIT_INPUT  # the one table (vouched.errors)
 
 # Conditions run when a dataset has no condition file (e.g. outside the repository).
 _ADHOC_XQUAD = (("xquad-es-es", "es", "es"), ("xquad-es-en", "es", "en"))
@@ -173,7 +177,8 @@ def print_report(report: dict[str, Any]) -> None:
     console.print(f"store: {'reused' if s['reused'] else 'built'} {s['path']} ({s['seconds']:.1f} s)")
     for w in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {w}")
-    styles = {"pass": "[green]PASS[/green]", "fail": "[bold red]FAIL[/bold red]", "skipped": "[dim]skip[/dim]"}
+    styles = {"pass": "[green]PASS[/green]", "fail": "[bold red]FAIL[/bold red]", "skipped": "[dim]skip[/dim]",
+              "known_miss": "[yellow]known miss[/yellow]", "fixed": "[cyan]now passes (update the condition file)[/cyan]"}
     for t in report.get("targets", []):
         console.print(f"{styles[t['status']]} {t['target']}" + (f"  ({t['detail']})" if t.get("detail") else ""))
     if "passed" in report:

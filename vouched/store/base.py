@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from vouched.errors import ShrinkRefused, StoreError
-from vouched.types import Chunk, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Record, SearchFilters
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,45 @@ class Store(Protocol):
 
     def records(self, tenant: str = "default") -> list[Record]: ...
 
+    def doc_freq(self, terms: Sequence[str]) -> DocFreq:
+        """Chunks of the current version holding each (analysed) term, and the version's chunk count.
+
+        Read from the keyword index's own statistics (FTS5's fts5vocab, the in-memory index's
+        posting lists, PostgreSQL's `term_df`) and cached per corpus version.
+        """
+        ...
+
     def close(self) -> None: ...
+
+
+def term_df(term: str, token_df: dict[str, int], tokens: Callable[[str], list[str]]) -> int:
+    """A stored term's document frequency from its index tokens' ("3.5" is the tokens 3 and 5):
+    the smallest of theirs, an upper bound on the chunks that hold the whole term."""
+    parts = tokens(term)
+    return min((token_df.get(p, 0) for p in parts), default=0)
+
+
+class DocFreqCache:
+    """Per-version memo of term document frequencies (a new version empties it)."""
+
+    def __init__(self, max_terms: int = 200_000) -> None:
+        self._vid: object = None
+        self._df: dict[str, int] = {}
+        self._n = 0
+        self._max = max_terms
+
+    def lookup(self, vid: object, n_docs: int, terms: Sequence[str],
+               fetch: Callable[[list[str]], dict[str, int]]) -> DocFreq:
+        if vid != self._vid:
+            self._vid, self._df, self._n = vid, {}, n_docs
+        want = [t for t in dict.fromkeys(terms) if t and t not in self._df]
+        if want:
+            got = fetch(want)
+            if len(self._df) + len(want) > self._max:
+                self._df = {}
+            for t in want:
+                self._df[t] = int(got.get(t, 0))
+        return DocFreq(self._n, {t: self._df.get(t, 0) for t in terms if t})
 
 
 def _default(o):

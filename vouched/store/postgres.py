@@ -48,10 +48,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, keep_order, superseded_from, version_rollback_target
+from vouched.store.base import (
+    CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
+)
 from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any
 from vouched.text import analyze
-from vouched.types import Chunk, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Record, SearchFilters
 
 BM25_K1 = 1.2  # FTS5's constants, so both backends rank keyword candidates alike
 BM25_B = 0.75
@@ -106,6 +108,7 @@ class PostgresStore:
         self.exact_below = exact_below
         self._pool = None
         self._lock = threading.Lock()
+        self._df_cache = DocFreqCache()
 
     # -- connections and migrations -----------------------------------------------------------
     def _configure(self, conn) -> None:
@@ -380,6 +383,23 @@ class PostgresStore:
 
     def get_terms(self, ids: Sequence[str], tenant: str = "default") -> dict[str, frozenset[str]]:
         return {r[0]: frozenset(r[1]) for r in self._in_current("chunk_id, terms", ids, tenant)}
+
+    def doc_freq(self, terms: Sequence[str]) -> DocFreq:
+        """From `term_df` (written with the version), cached per version."""
+        with self._conn() as conn:
+            vid = self._current_id(conn)
+            if vid is None:
+                return DocFreq(0, {})
+            n = conn.execute("SELECT chunk_count FROM corpus_versions WHERE id = %s", (vid,)).fetchone()[0]
+
+        def fetch(want: list[str]) -> dict[str, int]:
+            toks = sorted({x for t in want for x in fts_tokens(t)})
+            with self._conn() as conn:
+                tok_df = dict(conn.execute("SELECT term, df FROM term_df WHERE version_id = %s AND term = ANY(%s)",
+                                           (vid, toks)).fetchall())
+            return {t: term_df(t, tok_df, fts_tokens) for t in want}
+
+        return self._df_cache.lookup(vid, int(n), terms, fetch)
 
     def records(self, tenant: str = "default") -> list[Record]:
         with self._conn() as conn:

@@ -41,9 +41,11 @@ from vouched.errors import StoreError
 from vouched.store.ann import AnnIndex, AnnParams, index_path, plan_dense, prune_index_files
 from vouched.store.keyword_index import SUFFIX as KW_SUFFIX
 from vouched.store.keyword_index import KeywordIndex
-from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, keep_order, superseded_from, version_rollback_target
+from vouched.store.base import (
+    CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
+)
 from vouched.text import analyze
-from vouched.types import Chunk, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Record, SearchFilters
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
@@ -197,6 +199,7 @@ class SQLiteStore:
         self._dense_lock = threading.Lock()
         self._init_lock = threading.Lock()
         self._initialised = False
+        self._df_cache = DocFreqCache()
 
     # -- connections ---------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
@@ -573,6 +576,35 @@ class SQLiteStore:
 
     def get_terms(self, ids: Sequence[str], tenant: str = "default") -> dict[str, frozenset[str]]:
         return {r[0]: frozenset(r[1].split()) for r in self._in_current("chunk_id, terms", ids, tenant)}
+
+    def doc_freq(self, terms: Sequence[str]) -> DocFreq:
+        """From the in-memory keyword index's posting lists when it is in use, else from FTS5's
+        own statistics (an `fts5vocab` 'row' table over the version's FTS table)."""
+        from vouched.store.pg_schema import fts_tokens
+
+        vid = self._current_id()
+        if vid is None:
+            return DocFreq(0, {})
+        n = self._db().execute("SELECT chunk_count FROM corpus_versions WHERE id=?", (vid,)).fetchone()[0]
+
+        def fetch(want: list[str]) -> dict[str, int]:
+            toks = sorted({x for t in want for x in fts_tokens(t)})
+            kw = self._keyword_index(vid)
+            if kw is not None:
+                index = kw[0]
+                ids = {x: index.vocab.get(x) for x in toks}
+                tok_df = {x: int(index.indptr[i + 1] - index.indptr[i]) for x, i in ids.items() if i is not None}
+            else:
+                db = self._db()
+                db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_v{vid} USING fts5vocab(main, 'fts_v{vid}', 'row')")
+                tok_df = {}
+                for start in range(0, len(toks), 500):
+                    part = toks[start:start + 500]
+                    tok_df.update(db.execute(f"SELECT term, doc FROM temp.vocab_v{vid} WHERE term IN "
+                                             f"({','.join('?' * len(part))})", part).fetchall())
+            return {t: term_df(t, tok_df, fts_tokens) for t in want}
+
+        return self._df_cache.lookup(vid, int(n), terms, fetch)
 
     def records(self, tenant: str = "default") -> list[Record]:
         vid = self._current_id()
