@@ -187,3 +187,25 @@ def test_over_the_limit_the_sdk_gets_429_with_retry_after(site, tmp_path):
     wait = int(info.value.response.headers["retry-after"])
     assert 1 <= wait <= 60  # the SDK sleeps this long (it honours Retry-After up to 60 s) before a retry
     assert info.value.status_code == 429 and "rate_limited" in info.value.response.text
+
+
+def test_the_sdk_waits_the_retry_after_it_is_sent_then_gets_the_answer(site, tmp_path):
+    """A limiter that refuses the first request with Retry-After: 1; the SDK (max_retries=1) waits, retries, succeeds."""
+    import time
+
+    from vouched.spend.ratelimit import ALLOW, RateDecision
+
+    class OnceLimited:
+        calls: list[float] = []
+
+        def check(self, key):
+            self.calls.append(time.monotonic())
+            return RateDecision(False, 1.0, "minute") if len(self.calls) == 1 else ALLOW
+
+    limiter = OnceLimited()
+    cfg = with_settings(site, rate_limit={"enabled": True}, spend={"path": tmp_path / "c.sqlite"})
+    with running(create_app(cfg, limiter=limiter)) as url:
+        r = client(url).with_options(max_retries=1).chat.completions.create(
+            model="vouched", messages=[{"role": "user", "content": FEES}])
+    assert r.choices[0].message.refusal
+    assert len(limiter.calls) == 2 and limiter.calls[1] - limiter.calls[0] >= 0.95  # Retry-After honoured
