@@ -65,7 +65,7 @@ def _spend_section(backend: str, store: str, journal: Path) -> str:
 def model():
     usage = {"prompt_tokens": 10, "completion_tokens": MAX_OUT, "total_tokens": 10 + MAX_OUT}
     parts = openai_events([ANSWER], usage=usage)
-    with WireServer([Reply(parts=parts, delay=0.25) for _ in range(40 * REQUESTS)]) as server:
+    with WireServer([Reply(parts=parts, delay=0.25, headers={"connection": "close"}) for _ in range(40 * REQUESTS)]) as server:
         yield server
 
 
