@@ -110,3 +110,24 @@ def test_a_paused_redis_stalls_nothing(paused_site):
     assert {o for _, _, o in during} == {"limited"}  # spend failed closed at its deadline, nothing paid blind
     # nobody waited for Redis: a question takes what it took with Redis up, plus two 0.1 s deadlines
     assert _p([d for _, d, _ in during], 0.9) < max(before) + 0.5
+
+
+def test_serve_refuses_a_redis_without_persistence_and_says_why(tmp_path):
+    import subprocess
+    import sys
+
+    redis = RedisServer(tmp_path).start()  # --save "" --appendonly no
+    try:
+        spend = f'\n[spend]\nbackend = "redis"\nredis_url = "{redis.url}"\n'
+        toml = write_site(tmp_path, extra=spend)
+        Engine(load_config(toml)).ingest()
+        cmd = [sys.executable, "-c", "from vouched.cli import main; main()", "serve", "--config", str(toml), "--port", "1"]
+        refused = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2
+        assert "no persistence" in refused.stderr and "appendonly" in refused.stderr
+        assert "redis_require_persistence" in refused.stderr
+        toml.write_text(toml.read_text() + "redis_require_persistence = false\n")
+        with serving(toml) as (url, _):
+            assert httpx.get(f"{url}/healthz").status_code == 200
+    finally:
+        redis.stop()
