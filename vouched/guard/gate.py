@@ -66,7 +66,7 @@ from typing import Callable, Iterable, Mapping, NamedTuple
 
 from vouched.guard.names import NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
-from vouched.guard.voice import first_person_word
+from vouched.guard.voice import first_person_word, mask_source_quotes
 from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 from vouched.text.scripts import HAN_CLASS
 
@@ -328,6 +328,11 @@ def _check(
             else:
                 return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_name", raw))
     word = first_person_word(text, lang)
+    if word is not None and cited:
+        # A quotation of a cited source's own words holds no speaker but the source's.
+        masked = mask_source_quotes(text, [names_of(i).text for i in cited])
+        if masked != text:
+            word = first_person_word(masked, lang)
     if word is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "first_person", word))
     if NO_ANSWER in sentence:

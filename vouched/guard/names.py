@@ -83,7 +83,6 @@ _DE_TRIGGERS = frozenset(
 _STRIP = "\"'“”‘’„‚«»‹›()[]{}<>.,;:!?¡¿…。，、；：！？（）【】《》「」『』—–-*_~|#%&=+/\\^`•·"
 _OPENERS = frozenset("\"“„‘‚«‹¿¡《「『'")
 _INITIAL_AFTER = frozenset(":;—–•\n")  # a word after these starts a clause
-_INNER_SPLIT = re.compile(r"['’ʼ/—–()\[\]{}<>,;:!?…“”«»\"\u00a0\u202f\u2009]+")
 _UNIT = re.compile(r"(?:[a-z]+-)?\d+(?:[.,]\d+)*[a-z]{0,3}(?:-[a-z]+)*", re.ASCII)  # 3rd 1990s 5km mid-1990s 3rd-party
 _HAS_DIGIT = re.compile(r"\d")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
@@ -314,7 +313,7 @@ def name_spans(
             for piece in pieces[i + 1:]:
                 if not piece[0].isupper():
                     break
-                for word in _INNER_SPLIT.split(piece.strip(_STRIP)):
+                for word in _WORD.findall(piece):
                     word = word.strip(_STRIP)
                     if len(word) > 1 and word[0].isupper() and word.lower() not in stops:
                         key = _key(word)
@@ -343,7 +342,9 @@ def name_spans(
         # bullet, or one that opens a quote.
         at_start = (i == 0 and initial) or (i > 0 and pieces[i - 1][-1] in _INITIAL_AFTER) or (
             core[0] != piece[0] and any(c in _OPENERS for c in piece[: piece.index(core[0])]))
-        words = (core,) if core.isalnum() else _INNER_SPLIT.split(core)
+        # The words of the piece, cut as a source's words are (``_WORD``: "V&A" is "V" and
+        # "A", "O'Brien" is "O" and "Brien", "US$100" is "US" and "100").
+        words = (core,) if core.isalnum() else _WORD.findall(core)
         for word in words:
             if word and not word.isalnum():
                 word = word.strip(_STRIP)

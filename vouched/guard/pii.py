@@ -350,6 +350,8 @@ def pii_verdict(
     for hit in hits:
         if hit.kind == "phone" and _quoted_title(sentence, hit, cited_sources):
             continue  # a title shaped like a phone number ("867-5309/Jenny"), quoted from a source
+        if hit.kind == "phone" and _QUANTITY.fullmatch(hit.raw) and _UNIT_AFTER.match(sentence, hit.end):
+            continue  # a quantity in thousands groups before its unit ("734 000 000 millas")
         holders = [key for key, found in scanned.items() if _in_source(hit, found)]
         if not holders:
             return PiiVerdict(hit.kind, hit.raw, "not_in_cited_source")
@@ -358,6 +360,8 @@ def pii_verdict(
     return None
 
 
+_QUANTITY = re.compile(r"\d{1,3}(?:[ \u00a0\u202f\u2009.,]\d{3})+")
+_UNIT_AFTER = re.compile(r"[ \u00a0\u202f\u2009]*[^\W\d_]")
 _QUOTED = re.compile(r"“([^“”\n]{1,120})”|„([^„“”\n]{1,120})[“”]|«([^«»\n]{1,120})»|\"([^\"\n]{1,120})\"")
 
 

@@ -59,7 +59,7 @@ from vouched.text.normalize import (
 )
 from vouched.text.scripts import ARABIC_CLASS, CYRILLIC_CLASS, DEVANAGARI_CLASS, HAN_CLASS
 
-__all__ = ["first_person_word", "voice_langs", "voice_words"]
+__all__ = ["first_person_word", "mask_source_quotes", "voice_langs", "voice_words"]
 
 
 def _apostrophes(text: str) -> str:
@@ -93,9 +93,13 @@ _NOT_PRONOUN = re.compile(
     r"|\bUS\b"  # the country
     r"|\(\s*[iI]\s*\)|(?<![\w'])[iI]\)"  # (i) i) enumerations
     r"|\bI-\d"  # I-95
+    r"|(?<!\w)-[iI]-"  # the letter itself, as a linguist writes it: "the vowel -i-"
+    r"|\bI(?=\s+(?:or|and|to|-|–)\s+II\b)"  # "grade I or II"
+    r"|(?<=[\w,]\s)[A-Z][a-z]+\s+I(?=\s+of\b|\s*[,;)]|\s*\Z)"  # a ruler's numeral: "King David I of Scotland", "Alexander I,"
     r"|\b(?:World\s+War|War|Phase|Type|Part|Chapter|Class|Level|Stage|Grade|Tier|Book"
     r"|Volume|Vol\.|Act|Article|Title|Schedule|Appendix|Section|Round|Series|Season"
     r"|Henry|Edward|Elizabeth|Louis|Charles|George|James|William|Richard|Mary)\s+I\b"
+    r"|\b(?:phase|type|class|level|stage|grade|tier|category)\s+I\b"  # "listed grade I", "type I error"
 )
 # Scripts that imply a list, in the order the lists are added ("ar" → fa or ar).
 _SCRIPT_CLASSES = (
@@ -561,3 +565,34 @@ def _search(lex: _Lexicon, norm: str, no_word: bool = False) -> str | None:
                     return m.group(0)
                 break
     return None if word is None else word[1]
+
+
+_OPEN_QUOTES = {"“": "”", "„": "“”", "«": "»", "‹": "›", '"': '"', "《": "》", "「": "」", "『": "』"}
+
+
+def mask_source_quotes(sentence: str, sources: list[str]) -> str:
+    """``sentence`` with every quotation whose words are, verbatim, in one of ``sources``
+    blanked out: quoting a source's own first person ("told the court, “I am here to…”) is
+    not the assistant speaking as the subject. A quotation runs from an opening quote to
+    its closing one, or to the sentence's end when the sentence splitter cut it there.
+    Compared normalised (``normalize``, whitespace collapsed), at least three words long.
+    """
+    out = sentence
+    norm_sources = None
+    i = 0
+    while i < len(sentence):
+        close = _OPEN_QUOTES.get(sentence[i])
+        if close is None:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(sentence) and sentence[j] not in close:
+            j += 1
+        inner = " ".join(normalize(sentence[i + 1 : j]).split()).strip(" .,;:!?…")
+        if len(inner.split()) >= 3:
+            if norm_sources is None:
+                norm_sources = [" ".join(normalize(t).split()) for t in sources]
+            if any(inner in t for t in norm_sources):
+                out = out[: i + 1] + " " * (j - i - 1) + out[j:]
+        i = j + 1
+    return out
