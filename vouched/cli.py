@@ -627,6 +627,29 @@ def bench_abstention(
                report_dir=report)
 
 
+@bench_app.command("fabricated")
+def bench_fabricated(
+    benchmarks: Optional[Path] = typer.Option(None, help="Folder holding squad2-dev/ and xquad/ (default ../shared/benchmarks next to the checkout)."),
+    sample: int = typer.Option(1000, help="Cases per set (SQuAD 2.0 en, XQuAD en, XQuAD es), fixed by --seed."),
+    all_questions: bool = typer.Option(False, "--all", help="Every typed answerable question instead of a sample."),
+    seed: int = typer.Option(13, help="Seed of the sample and of the replacement picks."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Does the gate hold a sentence whose answer was swapped for another name or number?
+
+    The sentence holding a SQuAD 2.0 / XQuAD answer, cited to its paragraph, versus the same
+    sentence with the answer replaced by a span of the same type from another paragraph of
+    the article, through the gate as the pipeline runs it. Targets per set: fabricated held
+    >= 80%, right held <= 1%; exit 1 on a miss, 2 on bad input.
+    """
+    from vouched.eval.bench_fabricated import bench_fabricated_command
+    from vouched.eval.cli_bench import repo_root
+
+    folder = benchmarks or (repo_root() / ".." / "shared" / "benchmarks").resolve()
+    raise typer.Exit(bench_fabricated_command(folder, sample=sample, all_questions=all_questions, seed=seed,
+                                              as_json=as_json))
+
+
 @bench_app.command("load")
 def bench_load(
     url: str = typer.Option("http://127.0.0.1:8000", help="A running `vouched serve` (loopback only)."),
