@@ -55,14 +55,15 @@ _CUES: dict[str, tuple[str, ...]] = {
     ),
 }
 _ORDER = ("duration", "date", "quantity", "person")
+FIGURE_TYPES = ("duration", "date", "quantity")  # answered only by a sentence with a figure
 
 # A digit not glued to a preceding letter: "15 minutes", "2024", "@10" count; "SEV1", "pg-core-2"'s
 # trailing digit after a letter does not.
 _NUMBER = re.compile(r"(?<![^\W\d_])\d")
 _TIME_UNIT = re.compile(
     r"(?:\d\s*(?:s|sec|min|h|hr|d|w|mo|y|yr)s?\b)|\b(?:second|minute|hour|day|week|month|year|business day|working day)s?\b|"
-    r"\b(?:segundo|minuto|hora|d[ií]a|semana|mes|a[nñ]o|ano)s?\b|\b(?:seconde|heure|jour|semaine|mois|an|ann[eé]e)s?\b|"
-    r"\b(?:sekunde|minute|stunde|tag|woche|monat|jahr)e?n?\b|(?:секунд|минут|час|дн|день|недел|месяц|год|лет)|"
+    r"\b(?:segundo|minuto|hora|d[ií]a|semana|mes|a[nñ]o|ano)s?\b|\b(?:seconde|heure|jour|semaine|mois|ann[eé]e)s?\b|"
+    r"\d\s*ans?\b|\d\s*tag(?:e|en)?\b|\b(?:sekunde|minute|stunde|woche|monat|jahr)e?n?\b|(?:секунд|минут|час|дн|день|недел|месяц|год|лет)|"
     r"(?:秒|分钟|小时|天|周|星期|个月|年)|(?:सेकंड|मिनट|घंटे|घंटा|दिन|सप्ताह|हफ्ते|महीने|साल)|"
     r"(?:ثانیه|دقیقه|ساعت|روز|هفته|ماه|سال)|(?:ثانية|دقيقة|ساعة|يوم|أيام|اسبوع|شهر|سنة)",
     re.IGNORECASE,

@@ -20,8 +20,9 @@ Each unit is scored against the question:
   says little; a word found in none still counts against every unit), over the unit (full
   weight) and its section heading and title (half weight);
 * the expected answer type (``answer_type``): a "how long / when / how many / which port"
-  question is answered only by a unit with a figure, a "who" question by one that names
-  someone;
+  question is answered only by a unit with a figure (a deadline, "within 5 minutes", ranks
+  first for "how soon"); for a "who" question a unit that names someone ranks first (only
+  ranks: "the client" answers "who owns the code?");
 * the question's anchors (``answer_type.question_anchors``: names, codes, numbers, quoted
   titles; the subject's names excluded): when any anchor is found in some unit, a unit
   that covers none of them is never chosen;
@@ -57,7 +58,7 @@ from vouched.llm.base import ProviderStream, StreamPiece, Usage
 from vouched.retrieve.evidence import clip_cosine
 from vouched.text import analyze, content_words, normalize, split_sentences, words
 from vouched.text.sentences import block_spans
-from vouched.answer.answer_type import plain_form
+from vouched.answer.answer_type import FIGURE_TYPES, names_someone, plain_form
 
 MIN_WORDS = 4
 TOP_SOURCES = 4  # sentences are taken from the best few passages (lists and blocks: all given)
@@ -118,6 +119,7 @@ class ScoredUnit:
     keyword: float
     dense: float
     anchors: int  # anchors of the question the unit covers
+    states: bool = False  # it states an asked word's value or definition
 
 
 def add_marker(sentence: str, number: int) -> str:
@@ -394,7 +396,11 @@ def score_units(
         if total > 0:
             kw = sum(weight[t] * (1.0 if t in ut else CONTEXT_WEIGHT if t in ct else 0.0) for t in q_terms) / total
         dd = clip_cosine(float(d))
-        covered = sum(1 for a in anchors if anchor_found(a, f"{u.context} {u.text}", lang))
+        if u.kind == "pair":  # two neighbours: each must be about what was asked
+            covered = min(sum(1 for a in anchors if anchor_found(a, f"{u.context} {t}", lang)) for _, t in u.parts)
+        else:
+            covered = sum(1 for a in anchors if anchor_found(a, f"{u.context} {u.text}", lang))
+        states = False
         if is_cross(u):
             # Its words cannot match the question's: it stands in for full coverage only
             # when it is closer to the question than every unit in the reader's language.
@@ -402,12 +408,15 @@ def score_units(
             score = W_KEYWORD * kw + W_DENSE * dd
         else:
             score = W_KEYWORD * kw + W_DENSE * dd
-            if _states(u.text, asked):
+            states = _states(u.text, asked)
+            if states:
                 score += W_STATES
             run = _common_run(q_phrase, words(u.text)) if len(q_phrase) >= 3 else 0
             if run >= 3:  # the unit quotes the question's words
                 score += W_PHRASE * min(1.0, (run - 2) / max(1, min(len(q_phrase), 6) - 2))
             if kind is not None and plain_form(u.text, kind):
+                score += W_TYPE
+            if kind == "person" and any(names_someone(t) for _, t in u.parts):
                 score += W_TYPE
         if kind in ("duration", "date", "quantity") and anchors and _near(u, anchors, lang):
             score += W_NEAR
@@ -420,7 +429,7 @@ def score_units(
         if u.position == 1:
             score += W_LEAD
         score += W_RANK / u.source
-        out.append(ScoredUnit(u, score, kw, dd, covered))
+        out.append(ScoredUnit(u, score, kw, dd, covered, states))
     return out
 
 
@@ -443,6 +452,8 @@ def choose(scored: Sequence[ScoredUnit], k: int, margin: float = MARGIN, floor: 
             break
         if s.unit.kind == "list":
             continue
+        if best.states and not s.states:
+            continue  # the value was stated: a unit that merely mentions the word adds nothing
         texts = [" ".join(words(t)) for _, t in s.unit.parts]
         if any(t in seen for t in texts):
             continue  # a sentence already written, or part of a unit already written
@@ -510,9 +521,10 @@ class ExtractiveGenerator:
             openings = {u.parts[0][1] for u in units if u.kind == "list"}
             units = [u for u in units if u.kind == "list" or u.parts[0][1] not in openings]
         kind = question_type(question)
-        if kind is not None:
-            # "how long / when / how many / who" is not answered by a unit without that value
-            units = [u for u in units if satisfies(u.text, kind)]
+        if kind in FIGURE_TYPES:
+            # "how long / when / how many / which port" is not answered by a unit without a
+            # figure ("who" only ranks: "the client" can answer "who owns the code?")
+            units = [u for u in units if any(satisfies(t, kind) for _, t in u.parts)]
         return units
 
     def plan(self, question: str, sources: Sequence[PromptSource], lang: str | None,
