@@ -22,7 +22,10 @@ backticks or tildes, to the closing fence line, or to the end of the text when i
 closed yet) and a table (two or more consecutive lines that each hold a ``|`` cell
 separator, with the same number of cells) are one sentence each, whatever punctuation,
 blank line or ``#`` comment line they hold; the line breaks before and after a block are
-boundaries. Citation markers right after a closing fence stay with the block.
+boundaries. Citation markers right after a closing fence stay with the block. Blocks are
+a matter of lines: in text with no line break nothing changes. (The streaming gate keeps a
+block whole when the block starts on a new line — the extractive generator writes it so; a
+table that opens a model's stream can still be cut by the gate's fast path.)
 
 Not boundaries (for ``.`` only; ``!``/``?`` end a sentence unless a closing quote and a
 lower-case word follow: 'He asked "why?" and left.'):
