@@ -508,7 +508,7 @@ class Pipeline:
                         ) -> AsyncIterator[Event]:
         cfg = self.config
         if cfg.answer.provider == "extractive" or self._provider_factory is None:
-            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences)
+            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences, exclude=self.subject_names)
             t = time.perf_counter()
             sentences = await asyncio.to_thread(gen.plan, plan_question or question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
