@@ -125,6 +125,7 @@ class PostgresStore:
         self.maintenance_work_mem = maintenance_work_mem
         self.last_write_times: dict[str, float] = {}  # phases of the last version written, seconds
         self.last_ann_build_s: float | None = None
+        self.on_index_progress: Callable[[int, int], None] | None = None  # (done, total) during the HNSW build
         self.last_dense_plan = ""
         self.last_keyword_plan = ""  # "impact" (postings alone, then filters) or "join" (versions written before migration 2)
         self._pool = None
@@ -295,8 +296,9 @@ class PostgresStore:
                 t0 = time.perf_counter()
                 # the graph built in memory is several times faster than one spilling to disk
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{self.maintenance_work_mem}'")
-                conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::vector({dim})) vector_cosine_ops) "
-                             f"WHERE version_id = {int(vid)}")
+                with self._watch_index_build(conn):
+                    conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::vector({dim})) vector_cosine_ops) "
+                                 f"WHERE version_id = {int(vid)}")
                 times["hnsw_build_s"] = time.perf_counter() - t0
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO records (version_id, record_id, tenant, body) VALUES (%s,%s,%s,%s)",
@@ -315,6 +317,45 @@ class PostgresStore:
         self.last_write_times = {k: round(v, 3) for k, v in times.items()}
         self.last_ann_build_s = times.get("hnsw_build_s")
         return self.current_version()  # type: ignore[return-value]
+
+    def _watch_index_build(self, conn):
+        """While the HNSW index builds, report (tuples done, total) to `on_index_progress` every half second.
+
+        PostgreSQL publishes a build's progress in pg_stat_progress_create_index (pgvector fills
+        tuples_done / tuples_total while it loads the graph); a second connection reads it.
+        """
+        import contextlib
+
+        callback = self.on_index_progress
+        if callback is None:
+            return contextlib.nullcontext()
+        pid = conn.info.backend_pid
+        stop = threading.Event()
+
+        def poll() -> None:
+            import psycopg
+
+            try:
+                with psycopg.connect(self.dsn, autocommit=True) as watcher:
+                    while not stop.wait(0.5):
+                        row = watcher.execute("SELECT tuples_done, tuples_total FROM pg_stat_progress_create_index "
+                                              "WHERE pid = %s", (pid,)).fetchone()
+                        if row and row[1]:
+                            callback(int(row[0]), int(row[1]))
+            except Exception:  # progress is a courtesy: never fail the build for it
+                return
+
+        @contextlib.contextmanager
+        def watching():
+            t = threading.Thread(target=poll, name="vouched-index-progress", daemon=True)
+            t.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                t.join(timeout=2)
+
+        return watching()
 
     def _drop_old(self, conn, current: int) -> None:
         old = [r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s ORDER BY id DESC", (current,))]
