@@ -76,7 +76,31 @@ def test_auto_calibration_on_a_small_site(tmp_path):
     eng = Engine(cfg)
     eng.ingest()
     auto = auto_cases(cfg, eng)
-    assert len(auto.answerable) == 3 and all(c.label == "answerable" for c in auto.answerable)
+    assert len(auto.answerable) + len(auto.held_answerable) == 3 and len(auto.held_answerable) == 1
+    assert all(c.label == "answerable" for c in auto.answerable)
     langs = {r["id"]: r["lang"] for r in offtopic_set()}
     assert auto.must_refuse and {langs[c.id] for c in auto.must_refuse} == {"en", "es"}
+    assert len(auto.held_must_refuse) == round((len(auto.must_refuse) + len(auto.held_must_refuse)) / 3)
     assert auto.chunks_total == 3
+
+
+def test_a_third_is_held_out_deterministically_and_never_used_for_the_choice():
+    from vouched.eval.autocal import split_held_out
+    from vouched.eval.calibrate import CalibrationCase
+
+    cases = [CalibrationCase(f"c{i}", f"q{i}", "must_refuse") for i in range(30)]
+    used, held = split_held_out(cases)
+    assert len(held) == 10 and len(used) == 20 and not {c.id for c in used} & {c.id for c in held}
+    assert split_held_out(list(reversed(cases)))[1] == list(reversed(held))
+
+
+def test_held_out_check_counts_at_the_threshold():
+    from vouched.eval.autocal import held_out_check
+    from vouched.eval.calibrate import CalibrationCase, ScoredCase
+
+    def sc(label, ev):
+        return ScoredCase(CalibrationCase(f"{label}{ev}", "q", label), ev)
+
+    scored = [sc("answerable", 0.9), sc("answerable", 0.7), sc("must_refuse", 0.5), sc("must_refuse", 0.85),
+              sc("must_refuse", None)]
+    assert held_out_check(scored, 0.8) == {"answerable": (1, 2), "must_refuse": (2, 3)}

@@ -34,8 +34,8 @@ from typing import Any, Iterable, Sequence
 
 from vouched.eval.calibrate import CalibrationCase, CalibrationError
 
-__all__ = ["AutoCases", "auto_calibrate_command", "auto_cases", "corpus_probes", "offtopic_set", "probe_from_chunk",
-           "sample_chunks"]
+__all__ = ["AutoCases", "auto_calibrate_command", "auto_cases", "corpus_probes", "held_out_check", "offtopic_set",
+           "probe_from_chunk", "sample_chunks", "split_held_out"]
 
 # (heading template, words template) per language: questions a reader could write about a passage.
 _TEMPLATES: dict[str, tuple[str, str]] = {
@@ -62,10 +62,26 @@ class AutoCases:
     must_refuse: tuple[CalibrationCase, ...]
     offtopic_dropped: tuple[str, ...]  # ids of bundled probes the corpus covers
     chunks_total: int
+    # held out: scored after the choice, never used to make it (the report's honest check)
+    held_answerable: tuple[CalibrationCase, ...] = ()
+    held_must_refuse: tuple[CalibrationCase, ...] = ()
 
     @property
     def cases(self) -> list[CalibrationCase]:
         return [*self.answerable, *self.must_refuse]
+
+    @property
+    def held_cases(self) -> list[CalibrationCase]:
+        return [*self.held_answerable, *self.held_must_refuse]
+
+
+def split_held_out(cases: Sequence[CalibrationCase], share: float = 1 / 3, seed: int = 0
+                   ) -> tuple[list[CalibrationCase], list[CalibrationCase]]:
+    """(used, held out): a deterministic `share` of the cases, by a hash of their ids, is held out."""
+    ranked = sorted(cases, key=lambda c: _rank(c.id, seed))
+    cut = round(len(ranked) * share)
+    held = {c.id for c in ranked[:cut]}
+    return [c for c in cases if c.id not in held], [c for c in cases if c.id in held]
 
 
 def _rank(key: str, seed: int) -> str:
@@ -163,7 +179,7 @@ def auto_cases(config: Any, engine: Any, *, seed: int = 0) -> AutoCases:
     chunks = [ch for ch in load.chunks if ch.tenant == c.corpus.tenant]
     if not chunks:
         raise CalibrationError(f"no chunk of tenant {c.corpus.tenant!r} in corpus.paths: nothing to build probes from")
-    answerable = corpus_probes(chunks, seed=seed)
+    answerable, held_answerable = split_held_out(corpus_probes(chunks, seed=seed), seed=seed)
     kept, dropped = [], []
     by_id = {r["id"]: r for r in offtopic_set()}
     for case in offtopic_probes(c.languages, c.corpus.tenant):
@@ -171,7 +187,18 @@ def auto_cases(config: Any, engine: Any, *, seed: int = 0) -> AutoCases:
             dropped.append(case.id)
         else:
             kept.append(case)
-    return AutoCases(tuple(answerable), tuple(kept), tuple(dropped), len(chunks))
+    kept, held_refuse = split_held_out(kept, seed=seed)
+    return AutoCases(tuple(answerable), tuple(kept), tuple(dropped), len(chunks), tuple(held_answerable),
+                     tuple(held_refuse))
+
+
+def held_out_check(scored: Sequence[Any], threshold: float) -> dict[str, tuple[int, int]]:
+    """On held-out scored cases: {"answerable": (kept, n), "must_refuse": (stopped, n)} at `threshold`
+    (cases another layer takes first — L1, the records route — count as stopped / not scored)."""
+    ans = [s for s in scored if s.case.label == "answerable" and s.evidence is not None]
+    ref = [s for s in scored if s.case.label == "must_refuse"]
+    stopped = sum(1 for s in ref if s.evidence is None or s.evidence < threshold)
+    return {"answerable": (sum(1 for s in ans if s.evidence >= threshold), len(ans)), "must_refuse": (stopped, len(ref))}
 
 
 def auto_calibrate_command(config_path: Path | None, max_answerable_loss: float = 0.05, write: bool = False,
@@ -206,7 +233,8 @@ def auto_calibrate_command(config_path: Path | None, max_answerable_loss: float 
         raise CalibrationError("automatic calibration found no answerable probe or no off-topic probe for the site's languages")
     con.print(f"automatic probes: {len(auto.answerable)} answerable (from {auto.chunks_total} chunks of the corpus), "
               f"{len(auto.must_refuse)} off-topic in {', '.join(cfg.languages)} "
-              f"({len(auto.offtopic_dropped)} bundled ones dropped: the corpus covers them)", highlight=False)
+              f"({len(auto.offtopic_dropped)} bundled ones dropped: the corpus covers them); held out for the check: "
+              f"{len(auto.held_answerable)} answerable, {len(auto.held_must_refuse)} off-topic", highlight=False)
     cal = calibrate(eng, auto.cases, max_answerable_loss)
     print_calibration(cal, con)
     svg = Path(plot_path) if plot_path else cfg.store_path.parent / "calibration.svg"
@@ -214,6 +242,12 @@ def auto_calibrate_command(config_path: Path | None, max_answerable_loss: float 
     svg.write_text(calibration_svg(cal), encoding="utf-8")
     con.print(f"picture: {svg}", highlight=False)
     choice = cal.choice
+    if choice.value is not None and auto.held_cases:
+        check = held_out_check(calibrate(eng, auto.held_cases, max_answerable_loss).scored, choice.value)
+        (kept, n_ans), (stopped, n_ref) = check["answerable"], check["must_refuse"]
+        con.print(f"held-out check at {choice.value:.4f}: off-topic stopped {stopped}/{n_ref}"
+                  f"{f' ({stopped / n_ref:.1%})' if n_ref else ''}, answerable probes kept {kept}/{n_ans}"
+                  f"{f' ({kept / n_ans:.1%})' if n_ans else ''}", highlight=False, markup=False)
     if choice.value is None:
         if write:
             con.print(f"[bold red]not written:[/] {cfile} keeps threshold.value = {cfg.threshold.value}", highlight=False)
