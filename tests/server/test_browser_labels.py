@@ -23,7 +23,7 @@ lang: fa
 ---
 # اسکله
 
-قایق‌های ماهیگیری هر روز ساعت پنج صبح در اسکله‌ی شرقی بار خود را تخلیه می‌کنند.
+قایق‌های ماهیگیری از 2021-03-01 هر روز ساعت پنج صبح در اسکله‌ی شرقی بار خود را تخلیه می‌کنند.
 """
 
 LAST = """(() => {
@@ -37,6 +37,16 @@ LAST = """(() => {
     dir: document.documentElement.dir, ask: document.getElementById('send').textContent,
     title: document.title, picker: document.getElementById('ui-lang').value,
   };
+})()"""
+
+
+# Is the date in the element laid out left to right? Compare the x of its first and last digit.
+ORDER = """(() => {
+  const node = %s;
+  const text = node.firstChild.nodeType === 3 ? node.firstChild : node.lastChild;
+  const at = (i) => { const r = document.createRange(); r.setStart(text, i); r.setEnd(text, i + 1); return r.getBoundingClientRect().left; };
+  const start = text.data.indexOf('2022'), end = start + '2022-01-20'.length - 1;
+  return at(start) < at(end) ? 'ltr' : 'rtl';
 })()"""
 
 
@@ -67,6 +77,17 @@ def test_docs_page_title_labels_follow_the_question_and_dates_stay_ltr(tmp_path)
             assert fa["lang"] == "fa" and fa["dir"] == "rtl" and fa["picker"] == "fa"
             assert fa["heading"] == "منابع" and fa["ask"] == "بپرس" and fa["title"] == "پرسش از مستندات"
             assert fa["date"] == "2022-01-20" and fa["dateDir"] == "ltr" and fa["dateBidi"] == "isolate"
+            # as laid out: the first digit left of the last one; a plain span after Persian letters (the old
+            # markup) lays the same text out as 20-01-2022, which is the bug this fixes
+            assert page.js(ORDER % "document.querySelector('#log article.msg.bot .sources time')") == "ltr"
+            assert page.js("(() => { const li = document.querySelector('#log article.msg.bot .sources li');"
+                           " const s = document.createElement('span'); s.className = 'probe';"
+                           " s.textContent = 'اسکله — 2022-01-20'; li.append(s); return true; })()")
+            assert page.js(ORDER % "document.querySelector('#log .probe')") == "rtl"
+            # a date inside a released Persian sentence is isolated the same way
+            assert page.js("document.querySelector('#log .sentence bdi').textContent") == "2021-03-01"
+            assert page.js(ORDER.replace("2022-01-20", "2021-03-01").replace("'2022'", "'2021'")
+                           % "document.querySelector('#log .sentence bdi')") == "ltr"
 
             page.call("Input.insertText", text="What does it cost to call a function?")
             page.press_enter()

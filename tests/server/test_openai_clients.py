@@ -3,7 +3,8 @@
 What a generic client must see without knowing vouched: a refusal as `message.refusal`
 (`delta.refusal` streaming), a held answer as finish_reason "content_filter", citations as
 `url_citation` annotations, `max_tokens` honoured, real usage; and what a LangChain user
-sees of the sources. The clients talk to a real uvicorn server over loopback."""
+sees of the sources. The clients talk to a real uvicorn server over loopback, with a real
+API key (`server.auth`): the SDK always sends one, and an unknown key is a 401."""
 
 from __future__ import annotations
 
@@ -17,7 +18,18 @@ from tests.server.conftest import RecordingSpend, running, scripted_assistant, w
 from vouched.guard.texts import fixed_text  # noqa: E402
 from vouched.llm.scripted import ScriptedProvider  # noqa: E402
 from vouched.server import create_app  # noqa: E402
+from vouched.server.auth import hash_key, new_key  # noqa: E402
 from vouched.server.openai import count_tokens  # noqa: E402
+
+KID, KEY = new_key()
+
+
+def keyed(cfg, **server):
+    """`cfg` with one API key granted its corpus tenant (and other [server] fields replaced)."""
+    from vouched.config import ApiKeySettings, AuthSettings
+
+    auth = AuthSettings(keys=[ApiKeySettings(id=KID, hash=hash_key(KEY), tenants=[cfg.corpus.tenant])])
+    return with_settings(cfg, server={"auth": auth, **server})
 
 OPEN_SOURCE = "Which open-source libraries does she maintain?"
 FEES = "What are her day rates?"
@@ -26,19 +38,19 @@ DB = "Which database did the Tessera Health search run on?"
 
 @pytest.fixture(scope="module")
 def served(site):
-    with running(create_app(site)) as url:
+    with running(create_app(keyed(site))) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def served_inline(site):
-    cfg = with_settings(site, server={"openai": site.server.openai.model_copy(update={"inline_citations": True})})
+    cfg = keyed(site, openai=site.server.openai.model_copy(update={"inline_citations": True}))
     with running(create_app(cfg)) as url:
         yield url
 
 
 def client(url: str, **kw):
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="not-needed", max_retries=0, **kw)
+    return openai.OpenAI(base_url=f"{url}/v1", api_key=KEY, max_retries=0, **kw)
 
 
 def ask(url: str, question: str, **kw):
@@ -102,15 +114,17 @@ def test_max_tokens_caps_the_released_text_at_a_sentence(served):
 
 
 def test_held_answer_finishes_with_content_filter(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]. ", "I built it in 1999 [1]. Then more text."])
-    app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]. ", "I built it in 1999 [1]. Then more text."])
+    cfg = keyed(site)
+    app = create_app(cfg, assistant=scripted_assistant(cfg, provider, RecordingSpend()))
     with running(app) as url:
         r = ask(url, DB)
         assert r.choices[0].finish_reason == "content_filter"
-        assert r.choices[0].message.content.startswith("The search ran on PostgreSQL")
-        assert fixed_text("notice.held", "en") in r.choices[0].message.content
+        held = r.model_extra["vouched"]["notices"]
+        assert r.choices[0].message.content.startswith("The search ran on postgres")
+        assert [n["kind"] for n in held] == ["held"] and r.choices[0].message.content.endswith("\n\n" + held[0]["text"])
         _, content, refusal, _, finish = streamed(url, DB)
-    assert finish == ["content_filter"] and refusal is None and fixed_text("notice.held", "en") in content
+    assert finish == ["content_filter"] and refusal is None and content == r.choices[0].message.content
 
 
 # -- the official client, streaming --------------------------------------------------------
@@ -148,13 +162,13 @@ def test_inline_citations_put_markers_and_a_sources_list_in_content(served_inlin
 def test_langchain_sees_refusal_outcome_and_sources(served, served_inline):
     from langchain_openai import ChatOpenAI
 
-    plain = ChatOpenAI(base_url=f"{served}/v1", api_key="not-needed", model="vouched", max_retries=0)
+    plain = ChatOpenAI(base_url=f"{served}/v1", api_key=KEY, model="vouched", max_retries=0)
     refused = plain.invoke(FEES)
     assert refused.additional_kwargs["refusal"] == fixed_text("refusal.fees", "en") == refused.content
     assert refused.response_metadata["finish_reason"] == "stop"
     answer = plain.invoke(OPEN_SOURCE)
     assert "open-source" in answer.content and answer.usage_metadata["input_tokens"] > 0
-    inline = ChatOpenAI(base_url=f"{served_inline}/v1", api_key="not-needed", model="vouched", max_retries=0)
+    inline = ChatOpenAI(base_url=f"{served_inline}/v1", api_key=KEY, model="vouched", max_retries=0)
     cited = inline.invoke(OPEN_SOURCE)
     assert "\n\nSources:\n[1] " in cited.content  # the only place LangChain keeps them
     pieces = list(inline.stream(OPEN_SOURCE))
@@ -169,7 +183,7 @@ def test_default_limits_let_a_person_chat_without_waiting(site, tmp_path):
     from vouched.config import Config
 
     defaults = Config().rate_limit
-    cfg = with_settings(site, rate_limit={**defaults.model_dump(), "enabled": True}, spend={"path": tmp_path / "c.sqlite"})
+    cfg = with_settings(keyed(site), rate_limit={**defaults.model_dump(), "enabled": True}, spend={"path": tmp_path / "c.sqlite"})
     with running(create_app(cfg)) as url:
         c = client(url)
         outcomes = [c.chat.completions.create(model="vouched", messages=[{"role": "user", "content": FEES}]).choices[0].finish_reason
@@ -178,7 +192,7 @@ def test_default_limits_let_a_person_chat_without_waiting(site, tmp_path):
 
 
 def test_over_the_limit_the_sdk_gets_429_with_retry_after(site, tmp_path):
-    cfg = with_settings(site, rate_limit={"enabled": True, "per_minute": 1, "per_hour": 0, "per_day": 0},
+    cfg = with_settings(keyed(site), rate_limit={"enabled": True, "per_minute": 1, "per_hour": 0, "per_day": 0},
                         spend={"path": tmp_path / "c.sqlite"})
     with running(create_app(cfg)) as url:
         ask(url, FEES)
@@ -203,9 +217,15 @@ def test_the_sdk_waits_the_retry_after_it_is_sent_then_gets_the_answer(site, tmp
             return RateDecision(False, 1.0, "minute") if len(self.calls) == 1 else ALLOW
 
     limiter = OnceLimited()
-    cfg = with_settings(site, rate_limit={"enabled": True}, spend={"path": tmp_path / "c.sqlite"})
+    cfg = with_settings(keyed(site), rate_limit={"enabled": True}, spend={"path": tmp_path / "c.sqlite"})
     with running(create_app(cfg, limiter=limiter)) as url:
         r = client(url).with_options(max_retries=1).chat.completions.create(
             model="vouched", messages=[{"role": "user", "content": FEES}])
     assert r.choices[0].message.refusal
     assert len(limiter.calls) == 2 and limiter.calls[1] - limiter.calls[0] >= 0.95  # Retry-After honoured
+
+
+def test_an_unknown_key_is_refused_as_the_sdk_expects(served):
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=f"{served}/v1", api_key="vk_nope_nope", max_retries=0).chat.completions.create(
+            model="vouched", messages=[{"role": "user", "content": FEES}])

@@ -134,6 +134,20 @@
     return m && RTL_CHAR.test(m[0]) ? "rtl" : "ltr";
   }
 
+  // An ISO date (2022-01-20, 2022-01) always reads left to right; after Persian or Arabic letters the
+  // bidi algorithm would lay it out as 20-01-2022, so each one goes in its own LTR isolate.
+  const ISO_DATE = /\b\d{4}-\d{2}(?:-\d{2})?\b/g;
+  function withDates(node, text) {
+    let at = 0;
+    for (const m of text.matchAll(ISO_DATE)) {
+      if (m.index > at) node.append(document.createTextNode(text.slice(at, m.index)));
+      node.append(el("bdi", { dir: "ltr" }, m[0]));
+      at = m.index + m[0].length;
+    }
+    if (at < text.length) node.append(document.createTextNode(text.slice(at)));
+    return node;
+  }
+
   function el(tag, attrs = {}, text) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) node.setAttribute(k, v);
@@ -225,7 +239,8 @@
 
   function addBlock(bot, kind, text, key) {
     const p = el("p", { class: kind, dir: dirOf(text), role: kind === "error" ? "alert" : "note" });
-    p.append(el("span", { class: "tag", "data-i18n": key }, t(key)), document.createTextNode(text));
+    p.append(el("span", { class: "tag", "data-i18n": key }, t(key)));
+    withDates(p, text);
     bot.node.append(p);
     return p;
   }
@@ -233,7 +248,7 @@
   function addSentence(bot, ev) {
     if (!bot.sentences.length) bot.answer.setAttribute("dir", dirOf(ev.text));
     if (bot.sentences.length) bot.answer.append(" ");
-    const span = el("span", { class: "sentence" }, ev.text);
+    const span = withDates(el("span", { class: "sentence" }), ev.text);
     for (const n of ev.sources || []) {
       const sup = el("sup");
       sup.append(el("a", { href: `#${bot.id}-src-${n}`, "aria-label": `${t("sources")} ${n}` }, String(n)));
