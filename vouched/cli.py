@@ -721,7 +721,7 @@ def packs_check(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every example, not only the failures."),
 ) -> None:
     """Run every pattern against its yes/no examples; print what matched or failed; exit 1 on a failure."""
-    from vouched.guard.packs.check import check_builtin, check_file
+    from vouched.guard.packs.check import check_builtin, check_file, check_injection_builtin
 
     try:
         results = []
@@ -729,7 +729,7 @@ def packs_check(
             for f in files:
                 results += check_file(f)
         else:
-            results += check_builtin()
+            results += check_builtin() + check_injection_builtin()
             path = _config_path(config)
             if path is not None:
                 results += check_file(path)

@@ -45,6 +45,8 @@ _HEX = re.compile(r"(?:(?:\\x|%|0x)?[0-9a-fA-F]{2}[\s,:]?){16,}")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]{2}")
 _LEET_TOKEN = re.compile(r"(?<![\w@$])(?=[\w@$]*[a-zA-Z])(?=[\w@$]*[013457@$])[a-zA-Z013457@$]{3,}(?![\w@$])")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_LEET_GATE = re.compile(r"[a-z][013457@$]|[013457@$][a-z]")
+_SPACED_GATE = re.compile(r"(?:[^\W\d_][ ._*|-]{1,4}){5}[^\W\d_]")
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ ._\-*|]{1,4}){5,}[^\W\d_](?![^\W\d_])")
 _SEP = re.compile(r"[ ._\-*|]")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -128,9 +130,9 @@ def decoded_forms(text: str) -> list[tuple[str, str]]:
         if rev_gate.search(low):
             out.append(("reversed", low[::-1]))
             out.append(("reversed", _WORD.sub(lambda m: m.group(0)[::-1], low)))
-    tokens = _LEET_TOKEN.findall(low)
+    tokens = _LEET_TOKEN.findall(low) if _LEET_GATE.search(low) else []
     if tokens and any(t.translate(_LEET) in triggers for t in tokens):
         out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
-    if _SPACED.search(text):
+    if _SPACED_GATE.search(text):
         out += [("spaced", s) for s in _spaced(text)]
     return out

@@ -85,6 +85,9 @@ _MARK = "[\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963]"
 _START = f"(?<!\\w)(?<!{_MARK})"
 _END = f"(?!\\w)(?!{_MARK})"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_KANA = re.compile("[\u3040-\u30ff]")
+_CJK = "\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
+_SEAM_SPACE = re.compile(f"(?<=[{_CJK}a-z]) (?=[{_CJK}])|(?<=[{_CJK}]) (?=[{_CJK}a-z])")
 _META = re.compile(r"([.^$*+?{}\[\]\\|()])")
 
 
@@ -247,6 +250,10 @@ def _forms(text: str) -> list[str]:
     from vouched.guard.packs import matching_text
 
     forms = [matching_text(text)]
+    if _KANA.search(text):  # Japanese: the seam spaces matching_text adds between kanji and kana
+        unseamed = _SEAM_SPACE.sub("", forms[0])
+        if unseamed != forms[0]:
+            forms.append(unseamed)
     if "\u200c" in text or "\u200d" in text:
         joined = matching_text(text.replace("\u200c", "").replace("\u200d", ""))
         if joined != forms[0]:

@@ -111,7 +111,9 @@ def _best(cands: list[set[str]], score) -> set[str] | None:
     usable = [c for c in cands if all(len(s) >= 2 for s in c)]
     if not usable:
         return None
-    return min(usable, key=lambda c: (max(score(s)[0] for s in c), len(c)))
+    # prefer sets without two-character literals ("ai", "si" occur inside many words), then
+    # the set whose most common literal is rarest, then the smaller set
+    return min(usable, key=lambda c: (min(len(s) for s in c) < 3, max(score(s)[0] for s in c), len(c)))
 
 
 def _grams(s: str, n: int) -> list[str]:
@@ -180,6 +182,7 @@ class LiteralIndex:
     hits: Mapping[str, frozenset[int]]
     always: frozenset[int]
     size: int
+    ascii_finder: re.Pattern[str] | None = None  # the ASCII literals only: enough for an ASCII text
 
     @classmethod
     def build(cls, literal_sets: Sequence[frozenset[str] | None]) -> "LiteralIndex":
@@ -199,13 +202,17 @@ class LiteralIndex:
                 ids |= by_lit.get(lit[:n], set())
             hits[lit] = frozenset(ids)
         finder = re.compile(f"(?=({_trie(by_lit)}))") if by_lit else None
-        return cls(finder, hits, frozenset(always), len(literal_sets))
+        ascii_lits = [lit for lit in by_lit if lit.isascii()]
+        ascii_finder = re.compile(f"(?=({_trie(ascii_lits)}))") if ascii_lits else None
+        return cls(finder, hits, frozenset(always), len(literal_sets), ascii_finder)
 
     def candidates(self, text: str) -> list[int]:
         """Positions of the rules that may match ``text``, in rule order."""
         found = set(self.always)
-        if self.finder is not None:
+        # a non-ASCII literal cannot occur in an ASCII text, so the smaller finder suffices there
+        finder = self.ascii_finder if text.isascii() else self.finder
+        if finder is not None:
             hits = self.hits
-            for lit in set(self.finder.findall(text)):
+            for lit in set(finder.findall(text)):
                 found |= hits[lit]
         return sorted(found)

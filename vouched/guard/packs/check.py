@@ -36,7 +36,7 @@ from vouched.guard.packs import (
 )
 from vouched.text import LANGS
 
-__all__ = ["EXAMPLE_NAMES", "ExampleResult", "check_builtin", "check_file", "check_rules"]
+__all__ = ["EXAMPLE_NAMES", "ExampleResult", "check_builtin", "check_file", "check_injection_builtin", "check_rules"]
 
 EXAMPLE_NAMES = ("Mara Quint", "Mara", "Quint")
 
@@ -101,6 +101,22 @@ def check_builtin(langs: Iterable[str] = LANGS) -> list[ExampleResult]:
     out: list[ExampleResult] = []
     for lang, pack in packs.by_lang.items():
         out += check_rules(lang, pack.refusal, pack.examples)
+    return out
+
+
+def check_injection_builtin() -> list[ExampleResult]:
+    """Every example kept beside an injection pattern (``vouched/guard/injection_packs``).
+
+    An injection example is scanned as a document is: ``vouched.guard.injection`` forms
+    (comparable text, the kana/kanji seams closed), the entry's own pattern only.
+    """
+    from vouched.guard.injection import _forms, _packs
+
+    out: list[ExampleResult] = []
+    for rule in _packs():
+        for text, must in [(t, True) for t in rule.yes] + [(t, False) for t in rule.no]:
+            hit = any(rule.regex.search(f) for f in _forms(text))
+            out.append(ExampleResult(f"injection/{rule.lang}", rule.category, rule.source, text, must, rule.source if hit else None))
     return out
 
 
