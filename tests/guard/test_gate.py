@@ -276,3 +276,27 @@ def test_pending_tracks_the_held_text() -> None:
     assert gate.pending == "It began in 2023 [1]. Then it grew"
     gate.feed(" and grew over the years.")
     assert gate.pending == " Then it grew and grew over the years."
+
+
+# A citation marker is a citation: code such as r[0] or a[1], and anything inside a code
+# span, is not a marker (no marker_range hold) and stays in the released text.
+CODE_SOURCES = {1: "Use r[0] for the first row and a[1] for the second; rows_by_id[2] and f()[3] too.",
+                2: "Vouched serves 12,000 readers."}
+
+
+@pytest.mark.parametrize(("sentence", "rule", "released", "cited"), [
+    ("Use r[0] for the first row [1].", None, "Use r[0] for the first row.", (1,)),
+    ("The second row is a[1] in the loop [1].", None, "The second row is a[1] in the loop.", (1,)),
+    ("Call `r[0]` or `a[1]` to read it [1].", None, "Call `r[0]` or `a[1]` to read it.", (1,)),
+    ("Call `y[7]` to read it [1].", "unsupported_value", "", (1,)),  # code keeps its values
+    ("Take rows_by_id[2] then f()[3] [1].", None, "Take rows_by_id[2] then f()[3].", (1,)),
+    ("Then a[1][2] is read [1].", None, "Then a[1][2] is read.", (1,)),
+    ("It serves 12,000 readers[2].", None, "It serves 12,000 readers.", (2,)),  # glued to a word: a citation
+    ("It serves 12,000 readers [9].", "marker_range", "", ()),  # still checked
+    ("The second row is a[1] in the loop.", "missing_marker", "", ()),  # code is no citation
+])
+def test_code_brackets_are_not_markers(sentence: str, rule: str | None, released: str, cited: tuple) -> None:
+    v = check_sentence(sentence, CODE_SOURCES, "en")
+    assert (v.rule, v.released, v.cited) == (rule, released, cited)
+    if rule is None:
+        assert strip_markers(sentence) == released
