@@ -69,6 +69,7 @@ def ingest(
     paths: List[Path] = typer.Argument(None, help="Files or folders to ingest (default: corpus.paths from the config)."),
     config: Optional[Path] = ConfigOpt,
     strict: bool = typer.Option(False, help="Stop at the first unreadable file instead of reporting it and going on."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Embed on a Ray cluster: ADDRESS, 'auto' (this machine's cluster, else a local one) or 'local'; needs `pip install 'vouched[ray]'`. Reading, chunking and writing stay here."),
 ) -> None:
     """Read Markdown, HTML, text, PDF and records; chunk, embed, and switch to a new corpus version.
 
@@ -96,6 +97,7 @@ def ingest(
                 on_embed_start=lambda n: bar.update(t_embed, total=n),
                 on_embedded=lambda n: bar.advance(t_embed, n),
                 strict=strict,
+                ray_address=ray,
             )
         out.print(outcome.report.render())
         v = outcome.version

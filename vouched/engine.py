@@ -47,10 +47,14 @@ class Engine:
     def embedder(self) -> Embedder:
         if self._embedder is not None:
             return self._embedder
+        return self._make_embedder()
+
+    def _make_embedder(self, ray_address: str | None = None, ray_workers: int | None = None) -> Embedder:
         cache = self.config.resolve(self.config.embedding.cache_path) if self.config.embedding.cache_path else None
         e = self.config.embedding
         return make_embedder(e.model, str(cache) if cache else None, threads=e.threads, max_tokens=e.max_tokens,
-                             long_text=e.long_text, batch_tokens=e.batch_tokens)
+                             long_text=e.long_text, batch_tokens=e.batch_tokens, ray_address=ray_address,
+                             ray_workers=ray_workers)
 
     @cached_property
     def retriever(self) -> HybridRetriever:
@@ -75,8 +79,14 @@ class Engine:
         on_embed_start: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
         strict: bool = False,
+        ray_address: str | None = None,
+        ray_workers: int | None = None,
     ) -> IngestOutcome:
-        """Load, chunk, embed (cached) and write a new corpus version, switched to atomically."""
+        """Load, chunk, embed (cached) and write a new corpus version, switched to atomically.
+
+        With `ray_address` the passages the cache lacks are embedded on that Ray cluster
+        (vouched.embed.ray_embed); everything else runs here, so the version is the same.
+        """
         from vouched.ingest.corpus import load_corpus
 
         t0 = time.perf_counter()
@@ -89,13 +99,14 @@ class Engine:
         chunks = list(load.chunks)
         if on_embed_start:
             on_embed_start(len(chunks))
-        vectors = self.embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
-        embedded = getattr(self.embedder, "last_misses", len(chunks))
-        with self.store.new_version(note="ingest", embedding_model=self.embedder.model_id, dim=self.embedder.dim) as w:
+        embedder = self._make_embedder(ray_address, ray_workers) if ray_address else self.embedder
+        vectors = embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
+        embedded = getattr(embedder, "last_misses", len(chunks))
+        with self.store.new_version(note="ingest", embedding_model=embedder.model_id, dim=embedder.dim) as w:
             w.add(chunks, vectors)
             w.add_records(load.records)
         return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0,
-                             getattr(self.embedder, "last_stats", None))
+                             getattr(embedder, "last_stats", None))
 
     def search(
         self,
