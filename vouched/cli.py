@@ -83,6 +83,7 @@ def ingest(
     config: Optional[Path] = ConfigOpt,
     strict: bool = typer.Option(False, help="Stop at the first unreadable file instead of reporting it and going on."),
     allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Switch even to a version that holds nothing or loses more than corpus.max_shrink of the current one."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Embed on a Ray cluster: ADDRESS, 'auto' (this machine's cluster, else a local one) or 'local'; needs `pip install 'vouched[ray]'`. Reading, chunking and writing stay here."),
 ) -> None:
     """Read Markdown, HTML, text, PDF and records; chunk, embed, and switch to a new corpus version.
 
@@ -103,7 +104,7 @@ def ingest(
             raise ConfigError("nothing to ingest: give PATHs or set corpus.paths in the config")
         files = iter_files(targets)
         try:
-            outcome = _ingest_with_progress(eng, targets, len(files), strict=strict, allow_shrink=allow_shrink)
+            outcome = _ingest_with_progress(eng, targets, len(files), strict=strict, allow_shrink=allow_shrink, ray=ray)
         except ShrinkRefused as exc:
             report = getattr(exc, "report", None)
             if report is not None:
@@ -125,7 +126,7 @@ def ingest(
         _fail(exc)
 
 
-def _ingest_with_progress(eng, targets, n_files: int, *, strict: bool, allow_shrink: bool):
+def _ingest_with_progress(eng, targets, n_files: int, *, strict: bool, allow_shrink: bool, ray: str | None = None):
     """A live bar on a terminal; elsewhere (a log, a pipe) a plain line every 10 s per stage."""
     from vouched.ingest.progress import LineProgress, rich_eta_column
 
@@ -134,7 +135,8 @@ def _ingest_with_progress(eng, targets, n_files: int, *, strict: bool, allow_shr
         lines.start("reading", n_files)
         return eng.ingest(targets, on_file=lambda _p: lines.advance("reading"),
                           on_embed_start=lambda n: lines.start("embedding", n),
-                          on_embedded=lambda n: lines.advance("embedding", n), strict=strict, allow_shrink=allow_shrink)
+                          on_embedded=lambda n: lines.advance("embedding", n), strict=strict, allow_shrink=allow_shrink,
+                          ray_address=ray)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), rich_eta_column())
@@ -146,7 +148,7 @@ def _ingest_with_progress(eng, targets, n_files: int, *, strict: bool, allow_shr
             on_file=lambda _p: bar.advance(t_files),
             on_embed_start=lambda n: (bar.reset(t_embed, total=n), bar.start_task(t_embed)),
             on_embedded=lambda n: bar.advance(t_embed, n),
-            strict=strict, allow_shrink=allow_shrink,
+            strict=strict, allow_shrink=allow_shrink, ray_address=ray,
         )
 
 

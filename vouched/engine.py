@@ -47,10 +47,14 @@ class Engine:
     def embedder(self) -> Embedder:
         if self._embedder is not None:
             return self._embedder
+        return self._make_embedder()
+
+    def _make_embedder(self, ray_address: str | None = None, ray_workers: int | None = None) -> Embedder:
         cache = self.config.resolve(self.config.embedding.cache_path) if self.config.embedding.cache_path else None
         e = self.config.embedding
         return make_embedder(e.model, str(cache) if cache else None, threads=e.threads, max_tokens=e.max_tokens,
-                             long_text=e.long_text, batch_tokens=e.batch_tokens)
+                             long_text=e.long_text, batch_tokens=e.batch_tokens, ray_address=ray_address,
+                             ray_workers=ray_workers)
 
     @cached_property
     def retriever(self) -> HybridRetriever:
@@ -76,6 +80,8 @@ class Engine:
         on_embedded: Callable[[int], None] | None = None,
         strict: bool = False,
         allow_shrink: bool = False,
+        ray_address: str | None = None,
+        ray_workers: int | None = None,
     ) -> IngestOutcome:
         """Load, chunk, embed (cached) and write a new corpus version, switched to atomically.
 
@@ -83,6 +89,9 @@ class Engine:
         `corpus.max_shrink` of the current one, is not written: `ShrinkRefused` (an
         IngestError, carrying the run's `report`), and the current version keeps serving.
         The check runs before embedding and again inside the store's write transaction.
+
+        With `ray_address` the passages the cache lacks are embedded on that Ray cluster
+        (vouched.embed.ray_embed); everything else runs here, so the version is the same.
         """
         from vouched.errors import ShrinkRefused
         from vouched.ingest.corpus import load_corpus
@@ -102,22 +111,24 @@ class Engine:
             why = shrink_refusal(self.store.current_version(), len(chunks), len(load.records), max_shrink)
             if why:
                 raise ShrinkRefused(f"ingest refused: {why}. Check the paths given; pass --allow-shrink if this is intended")
-            return self._write(chunks, load, max_shrink, t0, on_embed_start, on_embedded)
+            return self._write(chunks, load, max_shrink, t0, on_embed_start, on_embedded, ray_address, ray_workers)
         except ShrinkRefused as exc:
             exc.report = load.report  # type: ignore[attr-defined]
             raise
 
-    def _write(self, chunks, load, max_shrink, t0, on_embed_start, on_embedded) -> IngestOutcome:
+    def _write(self, chunks, load, max_shrink, t0, on_embed_start, on_embedded, ray_address=None,
+               ray_workers=None) -> IngestOutcome:
         if on_embed_start:
             on_embed_start(len(chunks))
-        vectors = self.embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
-        embedded = getattr(self.embedder, "last_misses", len(chunks))
-        with self.store.new_version(note="ingest", embedding_model=self.embedder.model_id, dim=self.embedder.dim,
+        embedder = self._make_embedder(ray_address, ray_workers) if ray_address else self.embedder
+        vectors = embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
+        embedded = getattr(embedder, "last_misses", len(chunks))
+        with self.store.new_version(note="ingest", embedding_model=embedder.model_id, dim=embedder.dim,
                                     max_shrink=max_shrink) as w:
             w.add(chunks, vectors)
             w.add_records(load.records)
         return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0,
-                             getattr(self.embedder, "last_stats", None))
+                             getattr(embedder, "last_stats", None))
 
     def rollback(self, version_id: int | None = None) -> CorpusVersion:
         """Switch `current` back to a kept version (default: the newest older than the current), atomically.
