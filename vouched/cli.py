@@ -63,7 +63,7 @@ def _engine(config: Optional[Path]):
 def _fail(exc: VouchedError) -> None:
     from rich.markup import escape
 
-    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)  # a message may hold "[answer]"
     raise typer.Exit(exit_code(exc))
 
 
@@ -413,8 +413,8 @@ def check(
     """
     from vouched.eval.check import check_command
 
-    raise typer.Exit(check_command(url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
-                                   show_all=show_all, send_lang=send_lang))
+    _exit_with(check_command, url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
+               show_all=show_all, send_lang=send_lang)
 
 
 @app.command("trace")
@@ -553,7 +553,7 @@ def bench_retrieval(
     """
     from vouched.eval.cli_bench import bench_retrieval_command
 
-    raise typer.Exit(bench_retrieval_command(dataset, mode, as_json, runs, condition, sample=sample))
+    _exit_with(bench_retrieval_command, dataset, mode, as_json, runs, condition, sample=sample)
 
 
 @bench_app.command("verify")
@@ -586,8 +586,8 @@ def bench_verify(
     from vouched.eval.bench_verify import bench_verify_command
 
     kinds = [k.strip() for k in negatives.split(",") if k.strip()]
-    raise typer.Exit(bench_verify_command(dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
-                                          negatives=kinds, train_claims=train_claims, fit=fit, save=save))
+    _exit_with(bench_verify_command, dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
+               negatives=kinds, train_claims=train_claims, fit=fit, save=save)
 
 
 @bench_app.command("abstention")
@@ -621,10 +621,33 @@ def bench_abstention(
     """
     from vouched.eval.bench_abstention import bench_abstention_command
 
-    raise typer.Exit(bench_abstention_command(
-        dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
-        max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
-        report_dir=report))
+    _exit_with(bench_abstention_command,
+               dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
+               max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
+               report_dir=report)
+
+
+@bench_app.command("fabricated")
+def bench_fabricated(
+    benchmarks: Optional[Path] = typer.Option(None, help="Folder holding squad2-dev/ and xquad/ (default ../shared/benchmarks next to the checkout)."),
+    sample: int = typer.Option(1000, help="Cases per set (SQuAD 2.0 en, XQuAD en, XQuAD es), fixed by --seed."),
+    all_questions: bool = typer.Option(False, "--all", help="Every typed answerable question instead of a sample."),
+    seed: int = typer.Option(13, help="Seed of the sample and of the replacement picks."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Does the gate hold a sentence whose answer was swapped for another name or number?
+
+    The sentence holding a SQuAD 2.0 / XQuAD answer, cited to its paragraph, versus the same
+    sentence with the answer replaced by a span of the same type from another paragraph of
+    the article, through the gate as the pipeline runs it. Targets per set: fabricated held
+    >= 80%, right held <= 1%; exit 1 on a miss, 2 on bad input.
+    """
+    from vouched.eval.bench_fabricated import bench_fabricated_command
+    from vouched.eval.cli_bench import repo_root
+
+    folder = benchmarks or (repo_root() / ".." / "shared" / "benchmarks").resolve()
+    raise typer.Exit(bench_fabricated_command(folder, sample=sample, all_questions=all_questions, seed=seed,
+                                              as_json=as_json))
 
 
 @bench_app.command("load")

@@ -172,3 +172,27 @@ def test_keys_cli_create_list_revoke(tmp_path, monkeypatch):
     assert run(app, ["keys", "revoke", kid]).exit_code == 0
     assert KeyRing.load(cfg).find(key) is None
     assert run(app, ["keys", "create"]).exit_code == 2  # neither a tenant nor --admin
+
+
+def test_the_official_openai_client_authenticates_with_its_api_key(site):
+    """The OpenAI client's `api_key` is the vouched key: granted, wrong and ungranted tenant."""
+    import openai
+
+    from tests.server.conftest import running
+
+    cfg, ring, bearer = _keyed(site, public=[], tenants=("default",))
+    key = bearer["Authorization"].split()[1]
+    with running(create_app(cfg, keys=ring)) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0)
+        done = client.chat.completions.create(model="vouched", messages=[{"role": "user", "content": "What are her day rates?"}])
+        assert done.choices[0].message.content
+        stream = client.chat.completions.create(model="vouched", stream=True,
+                                                messages=[{"role": "user", "content": "What are her day rates?"}])
+        assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=f"{url}/v1", api_key="vk_wrong", max_retries=0).chat.completions.create(
+                model="vouched", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(openai.PermissionDeniedError) as denied:
+            client.chat.completions.create(model="vouched", messages=[{"role": "user", "content": "hi"}],
+                                           extra_body={"tenant": "someone-else"})
+        assert "someone-else" not in str(denied.value)

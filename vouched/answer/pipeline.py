@@ -508,7 +508,7 @@ class Pipeline:
                         ) -> AsyncIterator[Event]:
         cfg = self.config
         if cfg.answer.provider == "extractive" or self._provider_factory is None:
-            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences)
+            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences, exclude=self.subject_names)
             t = time.perf_counter()
             sentences = await asyncio.to_thread(gen.plan, plan_question or question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
@@ -549,8 +549,11 @@ class Pipeline:
         from vouched.guard.gate import SentenceGate
         from vouched.llm.base import settle_usage
 
-        # early_stop: a value or name in none of the sources stops the stream as soon as it is complete.
-        gate = SentenceGate({s.number: s.text for s in sources}, lang, allowed_names=self.subject_names, early_stop=True)
+        # early_stop (a model's stream: prompt_bytes > 0): a value or name in none of the sources stops
+        # the stream as soon as it is complete; sentences copied from the sources (extractive,
+        # records) cannot hold one.
+        gate = SentenceGate({s.number: s.text for s in sources}, lang, allowed_names=self.subject_names,
+                            early_stop=prompt_bytes > 0)
         by_number = {s.number: s for s in sources}
         cited: list[int] = []
         released = 0

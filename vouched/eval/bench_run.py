@@ -37,6 +37,7 @@ condition file or an input file that cannot be used (vouched.errors.BenchInputEr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -329,8 +330,11 @@ def _run_retrieval(path: Path, as_json: bool) -> dict[str, Any]:
 
     cond = load_condition(path)
     dataset = (repo_root() / cond.dataset.path).resolve()
-    code = bench_retrieval_command(dataset, "all", as_json, 1, path)
-    return {"condition": cond.name, "command": cond.command, "status": code, "passed": code == EXIT_OK,
+    m = re.search(r"--runs\s+(\d+)", cond.command)
+    runs = int(m.group(1)) if m else 1  # as the condition's own command runs it
+    with contextlib.redirect_stdout(sys.stderr if as_json else sys.stdout):  # stdout keeps one JSON object
+        code = bench_retrieval_command(dataset, "all", False, runs, path)
+    return {"condition": cond.name, "command": cond.command, "status": code, "passed": code == EXIT_OK, "runs": runs,
             "checks": [{"check": "vouched bench retrieval exit status 0", "value": code,
                         "status": "pass" if code == EXIT_OK else "fail"}]}
 

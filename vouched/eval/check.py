@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 from urllib.parse import urlsplit
 
-from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK, EXIT_UNCHECKED, CheckError  # CheckError: drawn in vouched.errors
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK, EXIT_UNCHECKED, CheckError, InputError  # drawn in vouched.errors
 
 
 __all__ = [
@@ -483,7 +483,13 @@ def _esc(s: str) -> str:
 def check_command(url: str, golden_path: Path, *, rate: float = 2.0, concurrency: int = 2, timeout: float = 60.0,
                   as_json: bool = False, show_all: bool = False, send_lang: bool = False, progress: bool = True,
                   transport: Any = None, console: Any = None) -> int:
-    """`vouched check --url URL GOLDEN.jsonl`: print the table (or JSON) and return the exit code."""
+    """`vouched check --url URL GOLDEN.jsonl`: print the table (or JSON) and return the exit code.
+
+    Returns 0 (every case refused before any model call), 1 (a case escaped) or 7 (a case got
+    no verdict). What cannot be used raises InputError / GoldenInputError (exit 2); a service
+    that cannot be checked at all raises CheckError (exit 7): the CLI maps both with the one
+    table, vouched.errors.EXIT_CODES.
+    """
     from rich.console import Console
 
     from vouched.eval.golden import GoldenInputError, load_golden
@@ -493,18 +499,16 @@ def check_command(url: str, golden_path: Path, *, rate: float = 2.0, concurrency
     try:
         target = ask_url(url)
         check_options(rate, concurrency, timeout)
-        cases = must_refuse_cases(load_golden(Path(golden_path)))
-        if not cases:
-            raise GoldenInputError(f"{golden_path} has no must-refuse case (expect refuse_pattern or refuse_no_evidence)")
-    except (GoldenInputError, CheckError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {_esc(str(exc))}", highlight=False, soft_wrap=True)
-        return CHECK_EXIT_BAD_INPUT
-    t0 = time.perf_counter()
+    except CheckError as exc:  # a bad --url, --rate, --concurrency or --timeout: what was given
+        raise InputError(str(exc)) from exc
     try:
-        results = _run_with_progress(target, cases, rate, concurrency, timeout, send_lang, transport, progress and not as_json, err)
-    except CheckError as exc:
-        err.print(f"[bold red]error:[/] {_esc(str(exc))}", highlight=False, soft_wrap=True)
-        return CHECK_EXIT_UNCHECKED
+        cases = must_refuse_cases(load_golden(Path(golden_path)))
+    except OSError as exc:
+        raise GoldenInputError(f"{golden_path}: {exc}") from exc
+    if not cases:
+        raise GoldenInputError(f"{golden_path} has no must-refuse case (expect refuse_pattern or refuse_no_evidence)")
+    t0 = time.perf_counter()
+    results = _run_with_progress(target, cases, rate, concurrency, timeout, send_lang, transport, progress and not as_json, err)
     seconds = time.perf_counter() - t0
     summary = summarize_check(results)
     code = check_exit_code(results)

@@ -3,8 +3,8 @@
 (`vouched bench run benchmarks/retrieval/FILE.yaml` runs one of these conditions too, beside the
 other benchmarks' condition files in benchmarks/conditions/: vouched.eval.bench_run.)
 
-Exit codes (the CLI passes them through): 0 every target met, 1 a target missed,
-2 bad input (dataset missing or malformed, a checksum or count differing from the
+Exit codes: 0 every target met, 1 a target missed (returned); 2 bad input (raised as
+BenchInputError, mapped by the CLI's one table) (dataset missing or malformed, a checksum or count differing from the
 condition file, an unknown mode). Inputs are verified before any search runs.
 
 Which conditions run: `--condition FILE` runs that one. Otherwise every condition file in
@@ -19,7 +19,6 @@ JSON output: one condition prints its report object; several print
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,33 +93,33 @@ def bench_retrieval_command(
     embedder: Any = None,
     sample: int | None = None,
 ) -> int:
-    """Run the retrieval benchmark as the CLI does; returns the exit code."""
+    """Run the retrieval benchmark as the CLI does: 0 every target met, 1 one missed.
+
+    Input that cannot be used — an unknown mode, a dataset missing or differing from its
+    condition file — raises BenchInputError (exit 2) before any search runs.
+    """
     from vouched.eval.bench_retrieval import run_retrieval_bench
 
     dataset = Path(dataset)
     modes = MODES if mode == "all" else (mode,)
-    try:
-        if mode != "all" and mode not in MODES:
-            raise BenchInputError(f"--mode {mode!r} is not known; use keyword, dense, hybrid, hybrid+rerank or all")
-        if runs < 1:
-            raise BenchInputError(f"--runs must be >= 1, got {runs}")
-        if sample is not None and sample < 1:
-            raise BenchInputError(f"--sample must be >= 1, got {sample}")
-        plans, notes = plan_conditions(dataset, condition)
-        loaded = []
-        for plan in plans:  # every input is verified before the first search runs
-            ds = load_dataset(dataset, plan.loader, **plan.params)
-            if plan.condition is not None:
-                problems = verify_inputs(ds, plan.condition)
-                if problems:
-                    raise BenchInputError(
-                        f"{plan.name}: the input differs from the condition file, so its figures do not apply:\n  "
-                        + "\n  ".join(problems)
-                    )
-            loaded.append((plan, ds))
-    except BenchInputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return BENCH_EXIT_BAD_INPUT
+    if mode != "all" and mode not in MODES:
+        raise BenchInputError(f"--mode {mode!r} is not known; use keyword, dense, hybrid, hybrid+rerank or all")
+    if runs < 1:
+        raise BenchInputError(f"--runs must be >= 1, got {runs}")
+    if sample is not None and sample < 1:
+        raise BenchInputError(f"--sample must be >= 1, got {sample}")
+    plans, notes = plan_conditions(dataset, condition)
+    loaded = []
+    for plan in plans:  # every input is verified before the first search runs
+        ds = load_dataset(dataset, plan.loader, **plan.params)
+        if plan.condition is not None:
+            problems = verify_inputs(ds, plan.condition)
+            if problems:
+                raise BenchInputError(
+                    f"{plan.name}: the input differs from the condition file, so its figures do not apply:\n  "
+                    + "\n  ".join(problems)
+                )
+        loaded.append((plan, ds))
 
     results: dict[str, dict[str, Any]] = {}
     for plan, ds in loaded:

@@ -64,9 +64,9 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Mapping, NamedTuple
 
-from vouched.guard.names import NamePool, name_keys, name_spans
+from vouched.guard.names import _UPPER, NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
-from vouched.guard.voice import first_person_word
+from vouched.guard.voice import first_person_word, mask_source_quotes
 from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 from vouched.text.scripts import HAN_CLASS
 
@@ -143,14 +143,15 @@ _HELD = r"(?>(?:[^.!?…．؟۔।॥。！？\n\u2029«]+|[.!?…．]+(?=[^\s\"
 _SENTENCE = re.compile(_HELD + "(?:" + _CUT.pattern + _HELD + ")?")
 
 # The early stop (``SentenceGate._feed_early``): a character that may be part of a value
-# or a name (cased text: anything but a lower-case ASCII letter, a space or common
-# punctuation; fa/ar/zh/hi text: a Latin letter, a digit of any script, "@", "/" or a
-# quote), a word boundary, and the unfinished Latin word or number at the end of
+# or a name (cased text: a capital of any script, a digit of any script, "@", "/" or a
+# quote; fa/ar/zh/hi text: a Latin letter instead of a capital), a word boundary, and the unfinished Latin word or number at the end of
 # fa/ar/zh/hi text.
-_CANDIDATE = re.compile(r"[^a-z \n\t.,;:!?'()\-]")
+# (A digit right after "[" or another digit does not count: a marker's digits are no value.)
+_CANDIDATE = re.compile(f"[{_UPPER.pattern[1:-1]}@/\"“«„《「『]|(?<![\\[\\d])\\d")
 _CANDIDATE_UNCASED = re.compile(r"[A-Za-z\d@/\"“«„《「『]")
 _BOUNDARY = re.compile(r"\s")
-_OPEN_TAIL_UNCASED = re.compile(r"(?:[A-Za-z_\-.,@:/%+~#=?&\u066b\u066c\u00a0\u202f]|\d)*\Z")
+_DIGIT = re.compile(r"\d")
+_OPEN_TAIL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-.,@:/%+~#=?&\u066b\u066c\u00a0\u202f")
 
 
 def cand_after(buf: str, at: int, uncased: bool) -> bool:
@@ -181,7 +182,14 @@ def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...
         return (), None, sentence.strip()
     # [text, marker, text, marker, ..., text]: the matches of _MARKER.finditer, in one call.
     pieces = _MARKER_SPLIT.split(sentence)
-    if "`" in sentence or any(_glued(pieces, k) for k in range(1, len(pieces), 2)):
+    # Code (``r[0]``) or a code span is no citation: only a bracket glued to an ASCII word
+    # character, ")" or "]", or any bracket in a sentence with a backtick, needs a look.
+    if len(pieces) == 3:
+        before = pieces[0]
+        code = "`" in sentence or (bool(before) and before[-1] < "\x80" and (before[-1].isalnum() or before[-1] in "_)]"))
+    else:
+        code = "`" in sentence or any(_glued(pieces, k) for k in range(1, len(pieces), 2))
+    if code:
         pieces = _citations_only(pieces)
         if len(pieces) == 1:
             return (), None, sentence.strip()
@@ -213,9 +221,10 @@ def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...
 
 
 def _glued(pieces: list[str], k: int) -> bool:
-    """Whether marker ``k`` of ``_MARKER_SPLIT``'s pieces is glued to a word (cheap test)."""
+    """Whether marker ``k`` of ``_MARKER_SPLIT``'s pieces is glued to an ASCII word
+    character, ")" or "]" (cheap test; identifiers are ASCII: "用户[5]" is a citation)."""
     before = pieces[k - 1]
-    return bool(before) and (before[-1].isalnum() or before[-1] in "_)]")
+    return bool(before) and before[-1] < "\x80" and (before[-1].isalnum() or before[-1] in "_)]")
 
 
 def _is_code_index(before: str, marker: str, after: str, bracket_next: bool) -> bool:
@@ -224,7 +233,7 @@ def _is_code_index(before: str, marker: str, after: str, bracket_next: bool) -> 
     holds "_" or "(", or ends with ")" or "]"; or followed at once by "[", "(", "=" or a
     letter/digit (or "." and one); or an index 0 (no source is numbered 0). ``before`` and
     ``after``: the text on either side; ``bracket_next``: another bracket follows at once."""
-    if not before or not (before[-1].isalnum() or before[-1] in "_)]"):
+    if not before or before[-1] >= "\x80" or not (before[-1].isalnum() or before[-1] in "_)]"):
         return False
     token = before.rsplit(None, 1)[-1]
     if bracket_next and not after:  # "a[1][2]": glued to the next bracket
@@ -328,6 +337,11 @@ def _check(
             else:
                 return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_name", raw))
     word = first_person_word(text, lang)
+    if word is not None and cited:
+        # A quotation of a cited source's own words holds no speaker but the source's.
+        masked = mask_source_quotes(text, [names_of(i).text for i in cited])
+        if masked != text:
+            word = first_person_word(masked, lang)
     if word is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "first_person", word))
     if NO_ANSWER in sentence:
@@ -412,6 +426,7 @@ class SentenceGate:
             # Look at every completed word as it arrives (see ``_feed_early``).
             self._union = frozenset().union(*self._values.values())
             self._cand = False  # the unfinished word holds a candidate character
+            self._union_pool: NamePool | None = None
             self._uncased = lang is not None and lang[:2].lower() in ("fa", "ar", "zh", "hi")
             self.feed = self._feed_early  # type: ignore[method-assign]
 
@@ -534,14 +549,16 @@ class SentenceGate:
         buf = parts[0] if len(parts) == 1 else "".join(parts)  # (joining in place would lose the scan's chunks)
         off = self._off
         if self._uncased:
-            end = _OPEN_TAIL_UNCASED.search(buf, off).start()
+            end = len(buf)  # back over the unfinished Latin word or number at the end
+            while end > off and (buf[end - 1] in _OPEN_TAIL_CHARS or buf[end - 1].isdigit()):
+                end -= 1
         else:
             end = max(buf.rfind(" "), buf.rfind("\n"), buf.rfind("\t")) + 1
         start = max(self._probe_at, off)
         if end <= start:
             self._cand = cand_after(buf, start, self._uncased)
             return None
-        t = _TERMINAL.search(buf, off, end)
+        t = _TERMINAL.search(buf, start, end)  # (any before ``start`` stopped an earlier probe there)
         if t is not None:  # the held sentence ends before: leave it to the full check
             end = t.start()
             if end <= start:
@@ -559,24 +576,27 @@ class SentenceGate:
             region = region[: pm.start()]
         self._probe_at = end
         self._cand = cand_after(buf, end, self._uncased)
-        text = strip_markers(region)
-        if not text:
-            return None
-        for _kind, raw, canonical in value_spans(text):
-            if canonical not in self._union:
-                return _tuple_new(GateVerdict, (buf[off:end].strip(), "", (), False, "unsupported_value", raw))
-        before = strip_markers(buf[off:ps])
+        text = strip_markers(region) if "[" in region else region.strip()
+        if not text or (ps == off and text.isalpha() and text.istitle()):
+            return None  # nothing, or the sentence's first word (no name by its capital alone)
+        if _DIGIT.search(text) is not None:
+            for _kind, raw, canonical in value_spans(text):
+                if canonical not in self._union:
+                    return _tuple_new(GateVerdict, (buf[off:end].strip(), "", (), False, "unsupported_value", raw))
+        before = buf[off:ps]
+        if "[" in before:
+            before = strip_markers(before)
+        before = before.rstrip()
         initial = not before or before[-1] in ":;—–•"
         names = name_spans(text, self._lang, self._allowed, initial=initial)
         if names:
-            pools = self._pools.values()
+            pool = self._union_pool
+            if pool is None:  # every source's words in one pool (found in one = found in the union)
+                pool = self._union_pool = NamePool("\n".join(p.text for p in self._pools.values()))
             for kind, raw, key in names:
-                if raw == NO_ANSWER or NO_ANSWER in raw:
+                if NO_ANSWER in raw:
                     continue
-                for pool in pools:
-                    if pool.has(kind, key):
-                        break
-                else:
+                if not pool.has(kind, key):
                     return _tuple_new(GateVerdict, (buf[off:end].strip(), "", (), False, "unsupported_name", raw))
         return None
 

@@ -83,7 +83,6 @@ _DE_TRIGGERS = frozenset(
 _STRIP = "\"'“”‘’„‚«»‹›()[]{}<>.,;:!?¡¿…。，、；：！？（）【】《》「」『』—–-*_~|#%&=+/\\^`•·"
 _OPENERS = frozenset("\"“„‘‚«‹¿¡《「『'")
 _INITIAL_AFTER = frozenset(":;—–•\n")  # a word after these starts a clause
-_INNER_SPLIT = re.compile(r"['’ʼ/—–()\[\]{}<>,;:!?…“”«»\"\u00a0\u202f\u2009]+")
 _UNIT = re.compile(r"(?:[a-z]+-)?\d+(?:[.,]\d+)*[a-z]{0,3}(?:-[a-z]+)*", re.ASCII)  # 3rd 1990s 5km mid-1990s 3rd-party
 _HAS_DIGIT = re.compile(r"\d")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
@@ -139,6 +138,9 @@ _GLUED = re.compile(r"\d(?:[\-.]?[A-Za-z]|(?<=[A-Za-z]\d)|(?<=[A-Za-z][\-.]\d))"
 _DE_TRIGGERS_DOT = _DE_TRIGGERS | {w + "." for w in ("dr", "prof", "st")}
 # A capital after a letter, or two capitals in a row ("OCR", "GitHub").
 _CAPS2 = re.compile(r"[A-ZÀ-ÖØ-Þ](?:(?<=[A-Za-zÀ-ÖØ-öø-ÿ].)|[A-ZÀ-ÖØ-Þ])")
+# ASCII text: a quote, a capital or a letter glued to a digit (what may start a name, a
+# code or a title), in one search.
+_ASCII_FAST = re.compile(r"[\"A-Z]|\d(?:[\-.]?[A-Za-z]|(?<=[A-Za-z]\d)|(?<=[A-Za-z][\-.]\d))")
 _QUOTE_ANY = re.compile("[\"“„«‹《「『]")
 
 
@@ -272,6 +274,8 @@ def name_spans(
     if mode is None:
         mode = _mode(text, lang)
     if text.isascii():
+        if mode != _UNCASED_MODE and _ASCII_FAST.search(text, 1 if initial and text[:1] != '"' else 0) is None:
+            return []  # no quote, no capital past the first character, no letter glued to a digit
         quoted = '"' in text
     else:
         quoted = _QUOTE_ANY.search(text) is not None
@@ -314,7 +318,7 @@ def name_spans(
             for piece in pieces[i + 1:]:
                 if not piece[0].isupper():
                     break
-                for word in _INNER_SPLIT.split(piece.strip(_STRIP)):
+                for word in _WORD.findall(piece):
                     word = word.strip(_STRIP)
                     if len(word) > 1 and word[0].isupper() and word.lower() not in stops:
                         key = _key(word)
@@ -328,13 +332,35 @@ def name_spans(
                     break  # the chain of names ends at punctuation
         return out
     stops = _STOPS.get(lang) or _stops(lang)
+    if not german and _GLUED.search(text) is None:
+        # No code with a digit: only the pieces holding a capital can report, found by
+        # one search (a piece runs from whitespace to whitespace).
+        end = -1
+        for m in _UPPER.finditer(text):
+            a = m.start()
+            if a < end:
+                continue  # in the piece just read
+            while a > 0 and not text[a - 1].isspace():
+                a -= 1
+            w = _SPACE.search(text, m.end())
+            end = len(text) if w is None else w.start()
+            piece = text[a:end]
+            core = piece.strip(_STRIP)
+            if not core:
+                continue
+            before = text[:a].rstrip()
+            at_start = (not before and initial) or (before[-1:] in _INITIAL_AFTER and bool(before)) or (
+                core[0] != piece[0] and any(c in _OPENERS for c in piece[: piece.index(core[0])]))
+            for word in ((core,) if core.isalnum() else _WORD.findall(core)):
+                at_start = _cased_word(word, at_start, stops, allowed, out)
+        return out
     pieces = text.split()
     reported_at = -2  # index of the last piece that reported a name
-    for i, piece in enumerate(pieces):
-        if piece.islower():  # the common lower-case word (a code only if glued to a digit)
-            if piece.isalpha() or _GLUED.search(piece) is None:
-                continue
-        elif piece.isdigit():
+    # The pieces that may report: not a lower-case word (a code only if glued to a digit),
+    # not a bare number.
+    for i in [i for i, p in enumerate(pieces) if not (p.isdigit() or (p.islower() and p.isalpha()))]:
+        piece = pieces[i]
+        if piece.islower() and _GLUED.search(piece) is None:
             continue
         core = piece.strip(_STRIP)
         if not core:
@@ -343,7 +369,9 @@ def name_spans(
         # bullet, or one that opens a quote.
         at_start = (i == 0 and initial) or (i > 0 and pieces[i - 1][-1] in _INITIAL_AFTER) or (
             core[0] != piece[0] and any(c in _OPENERS for c in piece[: piece.index(core[0])]))
-        words = (core,) if core.isalnum() else _INNER_SPLIT.split(core)
+        # The words of the piece, cut as a source's words are (``_WORD``: "V&A" is "V" and
+        # "A", "O'Brien" is "O" and "Brien", "US$100" is "US" and "100").
+        words = (core,) if core.isalnum() else _WORD.findall(core)
         for word in words:
             if word and not word.isalnum():
                 word = word.strip(_STRIP)
@@ -375,6 +403,50 @@ def name_spans(
                     reported_at = i
             at_start = False
     return out
+
+
+def _cased_word(word: str, at_start: bool, stops: frozenset[str], allowed: frozenset[str], out: list) -> bool:
+    """Report ``word`` (of a cased, non-German text without digit codes) if it is a name
+    or a code; returns False (the next word no longer starts the clause)."""
+    if not word.isalnum():
+        word = word.strip(_STRIP)
+        if not word:
+            return at_start
+    if word.isalpha():
+        if word.islower():
+            return False
+        code = not word.istitle() and word != word.lower()
+    else:
+        code = _is_code(word)
+    if code:
+        key = _key(word)
+        if key not in allowed:
+            out.append(("code", word, key))
+    elif not at_start and len(word) > 1 and word[0].isupper() and word.lower() not in stops:
+        key = _key(word)
+        if key not in allowed and not _parts_allowed(word, allowed):
+            if not word.isalnum():
+                parts = [p for p in _SEP.split(_fold_text(word)) if p]
+                if len(parts) > 1:
+                    key = "\x01".join(parts)
+            out.append(("name", word, key))
+    return False
+
+
+def _upper_class() -> str:
+    """Every upper-case letter of the BMP, as a character class body of ranges."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(0x10000):
+        if chr(cp).isupper():
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+_UPPER = re.compile(f"[{_upper_class()}]")
+_SPACE = re.compile(r"\s")
 
 
 def _prev_word(pieces: list[str], i: int) -> str:

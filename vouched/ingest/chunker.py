@@ -15,8 +15,8 @@ Rules, and why:
 - a code block is written fenced (three backticks, or tildes when the code holds backticks)
   so that its extent survives in the chunk text: the sentence splitter never cuts inside a
   fence, and the extractive generator quotes it whole or not at all. A code block longer
-  than a chunk is split at lines, each part fenced on its own. Table rows stay one line
-  each ("cell | cell"), which the splitter also keeps together.
+  than a chunk is split at lines, each part fenced on its own. A table row is written as
+  one line "| cell | cell |", which the splitter keeps together with its neighbours.
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ def _pieces(block: Block, max_chars: int) -> list[_Piece]:
             text[a:b] for a, b in _pack_spans(
                 text, [p for u in _line_spans(text) for p in _hard_split(text, u, inner)], inner)]
         return [_Piece("code", f"{fence}\n{part}\n{fence}", block.page) for part in parts]
+    if block.kind == "table" and not text.startswith("|"):
+        text = f"| {text} |"
     if len(text) <= max_chars:
         return [_Piece(block.kind, text, block.page)]
     if block.kind in _LINE_KINDS:

@@ -290,6 +290,8 @@ def _page_config(config: Config) -> dict:
         "subject": config.subject.name, "site_name": config.site.name, "site_kind": config.site_kind,
         "suggested_questions": s.suggested_questions,
         "max_question_bytes": s.max_question_bytes, "max_history_bytes": s.max_history_bytes,
+        # an uncalibrated corpus says so on the page, to the owner trying it (issue 19): the prior is in force
+        "calibrated": config.threshold.value > 0,
     }
 
 

@@ -82,13 +82,20 @@ class DeadlineRunner:
         self.deadline_s = deadline_s
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
 
-    def call(self, fn: Callable[..., Any], *args: Any, deadline_s: float | None = None) -> Any:
+    def call(self, fn: Callable[..., Any], *args: Any, deadline_s: float | None = None,
+             on_late: Callable[[Any], None] | None = None) -> Any:
+        """fn(*args) on a worker, waiting at most the deadline. `on_late(result)` runs if a call
+        abandoned at its deadline completes after all (e.g. to release a late reservation)."""
         ctx = contextvars.copy_context()
         future = self._pool.submit(ctx.run, fn, *args)
         try:
             return future.result(timeout=self.deadline_s if deadline_s is None else deadline_s)
         except concurrent.futures.TimeoutError:
-            future.cancel()
+            if not future.cancel() and on_late is not None:
+                def late(f: concurrent.futures.Future) -> None:
+                    if not f.cancelled() and f.exception() is None:
+                        on_late(f.result())
+                future.add_done_callback(late)
             raise DeadlinePassed(f"the counter store did not answer within {self.deadline_s * 1000:.0f} ms") from None
 
     async def acall(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -234,12 +241,14 @@ class Budget:
         try:
             if scope is not None:
                 smonth = scope_month(month, scope.scope)
-                sid = self._runner.call(self.counters.try_reserve, smonth, bound, scope_cap, ttl, now)
+                sid = self._runner.call(self.counters.try_reserve, smonth, bound, scope_cap, ttl, now,
+                                        on_late=self._late_release(smonth))
                 if sid is None:
                     self.metrics.refused.inc(label="caller_cap")
                     return None
                 scoped = (smonth, sid)
-            rid = self._runner.call(self.counters.try_reserve, month, bound, self.cap_micros, ttl, now)
+            rid = self._runner.call(self.counters.try_reserve, month, bound, self.cap_micros, ttl, now,
+                                    on_late=self._late_release(month))
         except Exception as exc:  # any failure of the store: refuse, as if the cap were reached
             log.warning("spend counter store failed; refusing the model call (fail closed): %r", exc)
             self.metrics.refused.inc(label="store")
@@ -252,6 +261,14 @@ class Budget:
         self.metrics.reserved.inc()
         return Reservation(id=rid, amount=micros_to_usd(bound), month=month, amount_micros=bound,
                            scope_month=scoped[0], scope_id=scoped[1])
+
+    def _late_release(self, month: str) -> Callable[[Any], None]:
+        """A reserve given up at its deadline that the store applied after all: no call was made
+        on it, so it is settled at 0 instead of holding (and, expired, charging) its bound."""
+        def release(rid: Any) -> None:
+            if rid:
+                self._settle_one(month, rid, 0)
+        return release
 
     def _release(self, month: str, rid: str) -> None:
         """A caller-budget hold whose global reserve failed: no call was made, it costs nothing."""

@@ -22,7 +22,10 @@ backticks or tildes, to the closing fence line, or to the end of the text when i
 closed yet) and a table (two or more consecutive lines that each hold a ``|`` cell
 separator, with the same number of cells) are one sentence each, whatever punctuation,
 blank line or ``#`` comment line they hold; the line breaks before and after a block are
-boundaries. Citation markers right after a closing fence stay with the block.
+boundaries. Citation markers right after a closing fence stay with the block. Blocks are
+a matter of lines: in text with no line break nothing changes. (The streaming gate keeps a
+block whole when the block starts on a new line — the extractive generator writes it so; a
+table that opens a model's stream can still be cut by the gate's fast path.)
 
 Not boundaries (for ``.`` only; ``!``/``?`` end a sentence unless a closing quote and a
 lower-case word follow: 'He asked "why?" and left.'):
@@ -193,28 +196,22 @@ def _punct_cuts(text: str) -> Iterator[int]:
 
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 _FENCE_TAIL = re.compile(rf"(?:[ \t]*{_MARKER})*")
+_TABLE_ROW = re.compile(r"[ \t]{0,3}\|")
 
 
-def _table_cells(line: str) -> int:
-    """Cells of a table line ('a | b', '| a | b |'), or 0 when it is no table line."""
-    body = line.strip()
-    if "|" not in body:
-        return 0
-    if body.startswith("|") and body.endswith("|") and len(body) > 1:
-        body = body[1:-1]
-    elif " | " not in body:
-        return 0
-    return body.count("|") + 1
+def _is_table_line(text: str, a: int, b: int) -> bool:
+    """A line that starts with "|" (after at most three spaces): a table row."""
+    return _TABLE_ROW.match(text, a, b) is not None
 
 
 def block_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each fenced code block and table in ``text``: never cut inside.
 
     A span starts at its first line's start and ends at its last line's end (for a fence,
-    after any citation markers on the closing fence line). Pure; empty when the text has
-    no line break.
+    after any citation markers on the closing fence line). Pure. Each is decided by the
+    first characters of its lines, so a stream cut mid-block gives the same cuts so far.
     """
-    if "\n" not in text or ("|" not in text and "```" not in text and "~~~" not in text):
+    if "|" not in text and "```" not in text and "~~~" not in text:
         return []
     spans: list[tuple[int, int]] = []
     lines: list[tuple[int, int]] = []  # (start, end) of each line
@@ -249,15 +246,13 @@ def block_spans(text: str) -> list[tuple[int, int]]:
             spans.append((a, tail.end()))
             i = j + 1
             continue
-        cells = _table_cells(text[a:b])
-        if cells >= 2:
+        if _is_table_line(text, a, b):
             j = i + 1
-            while j < len(lines) and _table_cells(text[lines[j][0] : lines[j][1]]) == cells:
+            while j < len(lines) and _is_table_line(text, *lines[j]):
                 j += 1
-            if j - i >= 2:
-                spans.append((a, lines[j - 1][1]))
-                i = j
-                continue
+            spans.append((a, lines[j - 1][1]))
+            i = j
+            continue
         i += 1
     return spans
 

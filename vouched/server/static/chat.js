@@ -166,6 +166,7 @@
     const name = CONFIG.subject || CONFIG.site_name;
     $("title").textContent = name ? t("title_subject", { subject: name }) : t(CONFIG.site_kind === "docs" ? "title_docs" : "title_site");
     document.title = $("title").textContent;
+    $("uncalibrated").hidden = CONFIG.calibrated !== false;
     send.textContent = controller ? t("stop") : t("ask");
     const holder = $("suggestions");
     holder.replaceChildren();
