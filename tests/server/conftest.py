@@ -25,9 +25,18 @@ from vouched.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[2]
 
+ADMIN_KEY = "vk_testadmin_operator-key-for-the-server-tests"  # an operator's key (its hash is in the site's [server.auth])
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+
 SUGGESTED = """
 [server]
 suggested_questions = { en = ["Which database did the Tessera Health search run on?", "Which languages does she speak?"], fa = ["لیلا دکترایش را از کدام دانشگاه گرفت؟"] }
+
+[[server.auth.keys]]
+id = "testadmin"
+name = "the server tests' operator"
+hash = "sha256:38104c415db344370f124cf00df3e16639d244d16739e6b9e0321b05915a888c"
+admin = true
 
 [rate_limit]
 enabled = false

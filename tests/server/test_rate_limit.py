@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.server.conftest import asgi_client, running, with_settings
+from tests.server.conftest import ADMIN, asgi_client, running, with_settings
 from vouched.server import create_app
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +24,7 @@ async def test_third_request_in_a_minute_is_429_with_retry_after(site, tmp_path)
         codes = [(await c.post("/v1/ask", json=REFUSED)).status_code for _ in range(2)]
         r = await c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
         other = await asgi_client(app, peer="198.51.100.9").post("/v1/ask", json=REFUSED)
-        metrics = (await c.get("/metrics")).text
+        metrics = (await c.get("/metrics", headers=ADMIN)).text
     assert codes == [200, 200]
     assert r.status_code == 429
     assert 1 <= int(r.headers["retry-after"]) <= 60
@@ -37,7 +37,7 @@ async def test_third_request_in_a_minute_is_429_with_retry_after(site, tmp_path)
 async def test_health_metrics_and_page_are_not_rate_limited(site, tmp_path):
     app = create_app(limited(site, tmp_path, per_minute=1))
     async with asgi_client(app) as c:
-        codes = {(await c.get(p)).status_code for p in ("/healthz", "/metrics", "/", "/v1/config") for _ in range(3)}
+        codes = {(await c.get(p, headers=ADMIN)).status_code for p in ("/healthz", "/metrics", "/", "/v1/config") for _ in range(3)}
     assert codes == {200}
 
 

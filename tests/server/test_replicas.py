@@ -58,6 +58,9 @@ backend = "redis"
 redis_url = "{redis_url}"
 monthly_cap_usd = {ADMIT * CALL_MICROS / 1e6}
 prices = {{ fake-paid = {{ input_per_mtok = 0.0, output_per_mtok = {OUT_PER_MTOK} }} }}
+# This test counts exact admissions: 300 requests released at once on 2 cores queue for the
+# counter store far longer than the default 0.1 s deadline (which test_spend_faults.py tests).
+deadline_s = 10.0
 
 [rate_limit]
 enabled = true
@@ -65,6 +68,7 @@ per_minute = 0
 per_hour = 0
 per_day = {PER_DAY}
 trusted_proxies = ["127.0.0.1"]
+deadline_s = 10.0  # exact counting under a burst (see [spend] above)
 
 [trace]
 path = "{trace}"
@@ -109,7 +113,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90) -> None
 
 @pytest.fixture(scope="module")
 def redis(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("redis-replicas")).start()
+    server = RedisServer(tmp_path_factory.mktemp("redis-replicas"), persistent=True).start()  # the spend backend requires it
     yield server
     server.stop()
 
@@ -117,7 +121,7 @@ def redis(tmp_path_factory):
 @pytest.fixture(scope="module")
 def fake_model():
     usage = {"prompt_tokens": 10, "completion_tokens": MAX_OUT, "total_tokens": 10 + MAX_OUT}
-    reply = openai_events(["Leila Navid's Tessera Health search ran on PostgreSQL [1]."], usage=usage)
+    reply = openai_events(["Leila Navid's Tessera Health search ran on postgres [1]."], usage=usage)
     with WireServer([Reply(parts=reply) for _ in range(REQUESTS * 2)]) as server:
         yield server
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.server.conftest import RecordingSpend, asgi_client, scripted_assistant, with_settings
+from tests.server.conftest import ADMIN, RecordingSpend, asgi_client, scripted_assistant, with_settings
 from vouched.errors import StoreError
 from vouched.llm.scripted import ScriptedProvider
 from vouched.server import create_app
@@ -29,13 +29,13 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
 
 
 async def test_metrics_count_requests_outcomes_stages_and_gate_stops(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]. ", "I built it myself [1]. More words here."])
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]. ", "I built it myself [1]. More words here."])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     async with asgi_client(app) as c:
         await c.post("/v1/ask", json={"question": "Which database did the Tessera Health search run on?"})
         await c.post("/v1/ask", json={"question": "What are her day rates?"})
         await c.post("/v1/ask", json={"question": ""})
-        r = await c.get("/metrics")
+        r = await c.get("/metrics", headers=ADMIN)
     assert r.headers["content-type"].startswith("text/plain")
     m = samples(r.text)
     assert m[("vouched_http_requests_total", (("method", "POST"), ("route", "/v1/ask"), ("status", "200")))] == 2
@@ -53,7 +53,7 @@ async def test_spend_counters_are_exported_from_the_built_spend_module(site, tmp
     app = create_app(cfg)
     async with asgi_client(app) as c:
         await c.post("/v1/ask", json={"question": "What are her day rates?"})
-        text = (await c.get("/metrics")).text
+        text = (await c.get("/metrics", headers=ADMIN)).text
     for name in ("vouched_spend_reservations_total", "vouched_spend_settled_microusd_total",
                  "vouched_rate_allowed_total", "vouched_rate_store_errors_total"):
         assert name in text
@@ -70,8 +70,8 @@ async def test_two_apps_have_separate_registries(site):
 
 async def test_openapi_documents_the_event_schema(site):
     async with asgi_client(create_app(site)) as c:
-        spec = (await c.get("/openapi.json")).json()
-        docs = await c.get("/docs")
+        spec = (await c.get("/openapi.json", headers=ADMIN)).json()
+        docs = await c.get("/docs", headers=ADMIN)
     ask = spec["paths"]["/v1/ask"]["post"]
     assert "event: sentence" in ask["description"] and "event: done" in ask["description"]
     assert "text/event-stream" in ask["responses"]["200"]["content"]
@@ -122,3 +122,17 @@ def test_load_run_reports_throughput_and_time_to_first_sentence(site):
     assert report["outcomes"] == {"answered": 6}
     assert report["requests_per_s"] > 0
     assert 0 < report["ttfs_p50_ms"] <= report["ttfs_p95_ms"]
+
+
+async def test_the_page_says_when_the_corpus_is_not_calibrated(site):
+    """Issue 19: until a corpus is calibrated the chat page says so; a calibrated one shows nothing."""
+    from tests.server.conftest import with_settings
+
+    uncalibrated = with_settings(site, threshold={"value": 0.0})
+    calibrated = with_settings(site, threshold={"value": 0.5})
+    async with asgi_client(create_app(uncalibrated)) as c:
+        assert (await c.get("/v1/config")).json()["calibrated"] is False
+        html = (await c.get("/")).text
+    async with asgi_client(create_app(calibrated)) as c:
+        assert (await c.get("/v1/config")).json()["calibrated"] is True
+    assert 'id="uncalibrated"' in html and "vouched calibrate --auto --write" in html

@@ -1,5 +1,6 @@
 """A real Redis for the spend tests: Debian's `redis-server` on a free loopback port,
-without persistence, stopped when the session ends. Missing is a failure, not a skip."""
+without persistence unless asked (`persistent=True`: appendonly, fsync always), stopped when
+the session ends. Missing is a failure, not a skip."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def _free_port() -> int:
 class RedisServer:
     """One redis-server process; `kill()` is SIGKILL, as a crash would be."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, persistent: bool = False) -> None:
         self.workdir = workdir
+        self.persistent = persistent
         self.port = 0
         self.proc: subprocess.Popen | None = None
 
@@ -42,18 +44,30 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout_s: float = 15.0) -> "RedisServer":
+    def start(self, timeout_s: float = 15.0, *, port: int | None = None) -> "RedisServer":
+        """Start on a free port (or on `port`: a restart after `kill`, same data directory)."""
         binary = redis_binary()
-        for _ in range(3):  # the free port can be taken between the probe and the bind
-            self.port = _free_port()
+        durability = (["--save", "", "--appendonly", "yes", "--appendfsync", "always"] if self.persistent
+                      else ["--save", "", "--appendonly", "no"])
+        for _ in range(3 if port is None else 1):  # the free port can be taken between the probe and the bind
+            self.port = port or _free_port()
             self.proc = subprocess.Popen(
-                [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                [binary, "--port", str(self.port), "--bind", "127.0.0.1", *durability,
                  "--dir", str(self.workdir), "--daemonize", "no", "--loglevel", "warning"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             if self._wait_ready(timeout_s):
                 return self
             self.stop()
         raise RuntimeError(f"redis-server did not start on 127.0.0.1 (last port {self.port})")
+
+    def restart(self) -> "RedisServer":
+        return self.start(port=self.port)
+
+    def pause(self) -> None:
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
 
     def _wait_ready(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s

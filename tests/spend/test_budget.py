@@ -129,7 +129,8 @@ def test_public_api_is_pinned():
     import vouched.spend as spend
 
     assert sorted(spend.__all__) == sorted([
-        "Budget", "Counter", "Counters", "Limit", "PostgresRateCounters", "PostgresSpendCounters", "RateCounters",
+        "Budget", "CallerBudget", "DeadlinePassed", "DeadlineRunner", "SettleJournal", "StoreNotDurable", "caller_budget",
+        "Counter", "Counters", "Limit", "PostgresRateCounters", "PostgresSpendCounters", "RateCounters",
         "RateDecision", "RateLimiter", "RateMetrics", "RedisRateCounters", "RedisSpendCounters", "Reservation", "SQLiteRateCounters", "SQLiteSpendCounters",
         "SpendGate", "SpendMetrics", "SpendStatus", "build_spend", "client_key", "cost_micros", "cost_usd",
         "decide_rate", "decide_reserve", "limit_key", "limits_from", "month_key", "upper_bound_micros",

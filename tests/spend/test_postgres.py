@@ -75,8 +75,8 @@ def test_totals_row_equals_the_reservations_and_migrations_run_once(pg_counters,
     b = spend.try_reserve(MONTH, 200, 1000, 60, T0 + 30)
     spend.settle(MONTH, a, 300, T0 + 1)
     assert spend.spent(MONTH, T0 + 61) == (300, 200)
-    assert spend.spent(MONTH, T0 + 90) == (300, 0)  # b expired and was reclaimed
-    spend.settle(MONTH, b, 150, T0 + 91)  # settled after its reclaim: still counted
+    assert spend.spent(MONTH, T0 + 90) == (500, 0)  # b expired: charged at its full bound
+    spend.settle(MONTH, b, 150, T0 + 91)  # settled after its expiry: the cost replaces the bound
     spend2, _ = pg_counters(schema)  # another replica on the same schema
     assert spend2.spent(MONTH, T0 + 91) == (450, 0)
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:

@@ -6,8 +6,12 @@
     GET  /v1/config            languages, suggested questions and limits, for the chat page
     GET  /                     the chat page (static/, no external assets)
     GET  /healthz              liveness; loads nothing
-    GET  /metrics              Prometheus text format
-    GET  /docs, /openapi.json  the API reference
+    GET  /metrics              Prometheus text format     } an admin API key, or only on the
+    GET  /docs, /openapi.json  the API reference          } separate server.ops_port listener
+
+Callers (`server.auth`): `Authorization: Bearer <API key>` grants the key's tenants; without
+one only `server.public_tenants`. A tenant the caller is not granted is 403 with a message
+that names no tenant (see `server.auth`).
 
 SSE schema of POST /v1/ask — one frame per event, `event:` names the type, `data:` is one
 line of JSON:
@@ -41,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
@@ -49,6 +54,7 @@ from vouched.answer.events import Event, event_to_dict
 from vouched.answer.pipeline import Previous
 from vouched.config import Config
 from vouched.server import openai
+from vouched.server.auth import Caller, require_admin
 from vouched.server.errors import error_body, install_error_handlers
 from vouched.server.metrics import Metrics
 from vouched.server.middleware import RequestGuard
@@ -91,15 +97,16 @@ CHAT_EXAMPLE = (
 )
 
 
-def create_app(config: Config, *, assistant=None, spend=None, limiter=None) -> FastAPI:
+def create_app(config: Config, *, assistant=None, spend=None, limiter=None, keys=None) -> FastAPI:
     """Build the app. Nothing is loaded here; the assistant is built by the first request that needs it.
 
     `assistant`: an Assistant to serve (default: one built from `config`); `spend`: the spend
     gate given to that assistant (default: `vouched.spend.build_spend(config)`); `limiter`:
-    a rate limiter with `check(key) -> RateDecision` (default: from build_spend).
+    a rate limiter with `check(key) -> RateDecision` (default: from build_spend); `keys`: a
+    `server.auth.KeyRing` (default: read from the config and the keys file).
     """
     app = FastAPI(
-        title="vouched", version=__version__,
+        title="vouched", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
         description=("A retrieval-augmented answer engine that would rather refuse than guess. "
                      "`POST /v1/ask` streams Server-Sent Events; `POST /v1/chat/completions` speaks OpenAI's protocol. "
                      "See each route for the event schema."),
@@ -107,13 +114,67 @@ def create_app(config: Config, *, assistant=None, spend=None, limiter=None) -> F
     metrics = Metrics()
     app.state.config = config
     app.state.metrics = metrics
-    app.state.services = Services(config, metrics, assistant=assistant, spend=spend, limiter=limiter)
-    max_body = 4 * (config.server.max_question_bytes + config.server.max_history_bytes) + 1_048_576
-    app.add_middleware(RequestGuard, metrics=metrics, max_body_bytes=max_body)
+    app.state.services = Services(config, metrics, assistant=assistant, spend=spend, limiter=limiter, keys=keys)
+    app.add_middleware(RequestGuard, metrics=metrics, max_body_bytes=max_body_bytes(config),
+                       body_timeout_s=config.server.body_timeout_s)
     install_error_handlers(app)
     _routes(app, config)
+    if config.server.ops_port is None:  # else they live only on the operations listener (ops_app)
+        _ops_routes(app, app, admin=True)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
+
+
+def max_body_bytes(config: Config) -> int:
+    return 4 * (config.server.max_question_bytes + config.server.max_history_bytes) + 1_048_576
+
+
+def ops_app(main: FastAPI) -> FastAPI:
+    """The operations listener (server.ops_port): /metrics, /docs and /openapi.json of `main`,
+    no key needed: the bind address (server.ops_host) is the boundary."""
+    app = FastAPI(title="vouched operations", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    install_error_handlers(app)
+    _ops_routes(app, main, admin=False)
+    return app
+
+
+def _ops_routes(app: FastAPI, main: FastAPI, *, admin: bool) -> None:
+    """/metrics, /openapi.json and /docs; with `admin`, only for an admin API key (Bearer, or
+    Basic with the key as password so a browser can open /docs)."""
+
+    def check(request: Request) -> None:
+        if admin:
+            require_admin(_services(request).caller(request))
+
+    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics (admin key)", response_class=Response)
+    async def prometheus(request: Request) -> Response:
+        check(request)
+        m: Metrics = main.state.metrics
+        return Response(m.render(), media_type=m.content_type)
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi_json(request: Request) -> JSONResponse:
+        check(request)
+        return JSONResponse(main.openapi())
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        check(request)
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="vouched API")
+
+
+def _admitted(request: Request, config: Config, requested_tenant: str | None) -> tuple[Caller, str]:
+    """The caller and the tenant it reads, before anything is counted or searched; and the
+    caller's own monthly budget set for the spend gate (a context variable the reserve reads)."""
+    from vouched.spend.budget import CallerBudget, caller_budget
+
+    services = _services(request)
+    caller = services.caller(request)
+    tenant = services.tenant(caller, requested_tenant)
+    key = caller.key
+    caller_budget.set(CallerBudget(f"key:{key.id}", key.monthly_cap_usd)
+                      if key is not None and key.monthly_cap_usd is not None else None)
+    return caller, tenant
 
 
 def _services(request: Request) -> Services:
@@ -158,11 +219,12 @@ def _routes(app: FastAPI, config: Config) -> None:
               responses=_sse_doc("Server-Sent Events: sentence*, notice?, refusal?, then done (or error).", ASK_EXAMPLE))
     async def ask(body: AskRequest, request: Request):
         services = _services(request)
+        caller, tenant = _admitted(request, config, body.tenant)
         previous = Previous(body.previous.question, body.previous.answer) if body.previous else None
         check_limits(config, body.question, previous, body.lang)
-        await services.check_rate(request)
+        await services.check_rate(request, caller)
         deadline = _deadline(config)
-        events = services.assistant.astream(body.question, previous, lang=body.lang, tenant=body.tenant)
+        events = services.assistant.astream(body.question, previous, lang=body.lang, tenant=tenant)
         first = await _first_event(request, events, deadline, "ask")
         if isinstance(first, Response):
             return first
@@ -177,20 +239,23 @@ def _routes(app: FastAPI, config: Config) -> None:
                                "content": {"application/json": {}, "text/event-stream": {"example": CHAT_EXAMPLE}}}})
     async def chat_completions(body: ChatRequest, request: Request):
         services = _services(request)
+        caller, tenant = _admitted(request, config, body.tenant)
         question, previous = chat_turns(body.messages)
         check_limits(config, question, previous, body.lang)
-        await services.check_rate(request)
+        await services.check_rate(request, caller)
         deadline = _deadline(config)
         model = body.model or "vouched"
-        events = services.assistant.astream(question, previous, lang=body.lang, tenant=body.tenant)
+        options = openai.FaceOptions(model=model, max_tokens=body.token_cap(), inline_citations=config.server.openai.inline_citations,
+                                     prompt_text="\n".join(m.text() for m in body.messages))
+        events = services.assistant.astream(question, previous, lang=body.lang, tenant=tenant)
         if not body.stream:
             try:
                 collected = await guarded(_collect(events), request, deadline)
             except ClientGone:
                 app.state.metrics.disconnects.labels(endpoint="chat").inc()
                 return Response(status_code=CLIENT_CLOSED)
-            return JSONResponse(openai.completion(collected, model=model))
-        chunks = openai.ChunkStream(model=model, include_usage=bool(body.stream_options and body.stream_options.include_usage))
+            return JSONResponse(openai.completion(collected, options=options))
+        chunks = openai.ChunkStream(options=options, include_usage=bool(body.stream_options and body.stream_options.include_usage))
         first = await _first_event(request, events, deadline, "chat")
         if isinstance(first, Response):
             return first
@@ -209,11 +274,6 @@ def _routes(app: FastAPI, config: Config) -> None:
     async def healthz() -> dict:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=Response)
-    async def prometheus() -> Response:
-        m: Metrics = app.state.metrics
-        return Response(m.render(), media_type=m.content_type)
-
     @app.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
         return HTMLResponse(_page_html(config), headers={"Content-Security-Policy": PAGE_CSP})
@@ -227,8 +287,11 @@ def _page_config(config: Config) -> dict:
     s = config.server
     return {
         "languages": config.languages, "default_language": config.default_language,
-        "subject": config.subject.name, "suggested_questions": s.suggested_questions,
+        "subject": config.subject.name, "site_name": config.site.name, "site_kind": config.site_kind,
+        "suggested_questions": s.suggested_questions,
         "max_question_bytes": s.max_question_bytes, "max_history_bytes": s.max_history_bytes,
+        # an uncalibrated corpus says so on the page, to the owner trying it (issue 19): the prior is in force
+        "calibrated": config.threshold.value > 0,
     }
 
 

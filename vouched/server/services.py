@@ -1,4 +1,4 @@
-"""What one app serves with, built lazily: the assistant, the spend gate, the rate limiter.
+"""What one app serves with, built lazily: the assistant, the spend gate, the rate limiter, the keys.
 
 Nothing is built when the app is created: the first request that needs the assistant builds
 it (and a refusal still loads no model, see the pipeline). Everything hangs off
@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from vouched.answer import Assistant
 from vouched.config import Config
+from vouched.server.auth import Caller, KeyRing, identify, presented_key, public_tenants, tenant_for
 from vouched.server.errors import RateLimited
 from vouched.server.metrics import Metrics
 
@@ -22,9 +23,11 @@ _UNSET: Any = object()
 
 class Services:
     def __init__(self, config: Config, metrics: Metrics, *, assistant: Assistant | None = None,
-                 spend: Any = None, limiter: Any = None) -> None:
+                 spend: Any = None, limiter: Any = None, keys: KeyRing | None = None) -> None:
         self.config = config
         self.metrics = metrics
+        self.keys = keys if keys is not None else KeyRing.load(config)  # read at start: a bad file fails here
+        self.public = public_tenants(config)
         self._assistant = assistant
         self._spend = spend if spend is not None else _UNSET
         self._limiter = limiter if limiter is not None else _UNSET
@@ -84,6 +87,15 @@ class Services:
 
         pipeline.trace_sink = sink
 
+    # -- callers and tenants -------------------------------------------------------------
+    def caller(self, request: Request) -> Caller:
+        """Who asks (Unauthorized for a key that is not valid)."""
+        return identify(presented_key(request.headers), self.keys, self.public)
+
+    def tenant(self, caller: Caller, requested: str | None) -> str:
+        """The tenant this caller's request reads (Forbidden/Unauthorized otherwise)."""
+        return tenant_for(caller, requested, self.config.corpus.tenant)
+
     # -- rate limits ---------------------------------------------------------------------
     def client_key(self, request: Request, limiter: Any = None) -> str:
         """The address the trusted edge proxy saw, never a header the client can write."""
@@ -94,16 +106,38 @@ class Services:
 
         return client_key(peer, request.headers, self.config.rate_limit.trusted_proxies)
 
-    async def check_rate(self, request: Request) -> None:
-        """Raise RateLimited (429 + Retry-After) when the client is over a limit; limits fail open."""
+    async def check_rate(self, request: Request, caller: Caller | None = None) -> None:
+        """Raise RateLimited (429 + Retry-After) when the client address, or the caller's key,
+        is over a limit. The counter call runs off the event loop with a deadline; limits fail open."""
         limiter = self.limiter
         if limiter is None:
             return
-        decision = limiter.check(self.client_key(request, limiter))
-        if inspect.isawaitable(decision):
-            decision = await decision
-        if not decision.allowed:
-            limit = decision.limit_name or "rate"
-            raise RateLimited(f"too many requests from this address: the per-{limit} limit is reached; "
-                              f"retry after {decision.retry_after_s:.0f} s",
-                              retry_after_s=decision.retry_after_s, limit=limit)
+        checks: list[tuple[str, Any, str]] = [(self.client_key(request, limiter), None, "this address")]
+        key_limits = _key_limits(caller)
+        if key_limits and caller is not None and caller.key is not None:
+            checks.append((f"key:{caller.key.id}", key_limits, "this API key"))
+        for key, limits, who in checks:
+            if hasattr(limiter, "acheck"):
+                decision = await limiter.acheck(key, limits) if limits is not None else await limiter.acheck(key)
+            else:
+                decision = limiter.check(key)
+                if inspect.isawaitable(decision):
+                    decision = await decision
+            if not decision.allowed:
+                limit = decision.limit_name or "rate"
+                raise RateLimited(f"too many requests from {who}: the per-{limit} limit is reached; "
+                                  f"retry after {decision.retry_after_s:.0f} s",
+                                  retry_after_s=decision.retry_after_s, limit=limit)
+
+
+def _key_limits(caller: Caller | None):
+    """The caller's own limits (an API key's per_minute/per_hour/per_day), or None."""
+    if caller is None or caller.key is None:
+        return None
+    from vouched.spend import Limit
+
+    k = caller.key
+    limits = tuple(Limit(name, count, period) for name, count, period in
+                   (("minute", k.per_minute, 60), ("hour", k.per_hour, 3600), ("day", k.per_day, 86400))
+                   if count)
+    return limits or None

@@ -17,7 +17,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from vouched.spend.budget import Budget, Counters, Reservation, SpendGate, SpendStatus, decide_reserve
+from vouched.spend.budget import (
+    Budget, CallerBudget, Counters, DeadlinePassed, DeadlineRunner, Reservation, SpendGate, SpendStatus, StoreNotDurable,
+    caller_budget, decide_reserve,
+)
+from vouched.spend.journal import SettleJournal
 from vouched.spend.metrics import Counter, RateMetrics, SpendMetrics
 from vouched.spend.money import cost_micros, cost_usd, month_key, upper_bound_micros, upper_bound_usd
 from vouched.spend.ratelimit import (
@@ -31,7 +35,8 @@ if TYPE_CHECKING:
     from vouched.spend.redis import RedisRateCounters, RedisSpendCounters
 
 __all__ = [
-    "Budget", "Counter", "Counters", "Limit", "PostgresRateCounters", "PostgresSpendCounters", "RateCounters",
+    "Budget", "CallerBudget", "DeadlinePassed", "DeadlineRunner", "SettleJournal", "StoreNotDurable", "caller_budget",
+    "Counter", "Counters", "Limit", "PostgresRateCounters", "PostgresSpendCounters", "RateCounters",
     "RateDecision", "RateLimiter", "RateMetrics", "RedisRateCounters", "RedisSpendCounters", "Reservation",
     "SQLiteRateCounters", "SQLiteSpendCounters",
     "SpendGate", "SpendMetrics", "SpendStatus", "build_spend", "client_key", "cost_micros", "cost_usd",
@@ -63,7 +68,9 @@ def build_spend(
     """The spend gate and the rate limiter over the configured counter store.
 
     Cheap: no file is opened and no connection made until the first check. A paid
-    provider whose model has no price is a ConfigError here, at start."""
+    provider whose model has no price is a ConfigError here, at start. Failed settles go to
+    the settle journal (spend.journal_path); a Redis backend is asked for persistence before
+    its first reserve (spend.redis_require_persistence)."""
     s = config.spend
     if s.backend == "redis":
         from vouched.spend.redis import RedisRateCounters, RedisSpendCounters, connect
@@ -79,6 +86,10 @@ def build_spend(
     else:
         path = config.resolve(s.path)
         spend_c, rate_c = SQLiteSpendCounters(path), SQLiteRateCounters(path)
+    from vouched.spend.journal import SettleJournal
+
     models = () if config.answer.provider == "extractive" else (config.answer.model,)
-    budget = Budget(s, spend_c, clock, spend_metrics, models=models)
+    journal = SettleJournal(config.resolve(s.journal_path), retry_s=s.journal_retry_s, clock=clock)
+    budget = Budget(s, spend_c, clock, spend_metrics, models=models, journal=journal,
+                    require_durable=s.backend == "redis" and s.redis_require_persistence)
     return budget, RateLimiter(config.rate_limit, rate_c, clock, rate_metrics, header=config.rate_limit.forwarded_header)

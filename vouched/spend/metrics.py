@@ -53,14 +53,16 @@ class SpendMetrics(_Metrics):
     def __init__(self) -> None:
         self.reserved = Counter("vouched_spend_reservations_total", "Reservations granted before a model call.")
         self.refused = Counter("vouched_spend_refused_total",
-                               "Model calls refused: reason=cap (monthly limit) or store (counter store failed; fail closed).",
+                               "Model calls refused: reason=cap (monthly limit), caller_cap (the API key's own budget) or store (counter store failed or too slow; fail closed).",
                                label="reason")
         self.settled = Counter("vouched_spend_settled_total", "Reservations settled with the reported cost.")
         self.settled_micros = Counter("vouched_spend_settled_microusd_total", "Cost settled, in micro-USD.")
         self.over_bound = Counter("vouched_spend_over_bound_total",
                                   "Settled costs above their reserved upper bound (the provider reported more).")
         self.settle_errors = Counter("vouched_spend_settle_errors_total",
-                                     "Settles the counter store failed; the reservation expires after its TTL.")
+                                     "Settles the counter store failed or did not answer in time.")
+        self.journaled = Counter("vouched_spend_settles_journaled_total",
+                                 "Failed settles written to the local settle journal, retried until the store accepts them.")
 
 
 class RateMetrics(_Metrics):

@@ -11,10 +11,11 @@ operation on a month is ONE transaction that first takes that month's row lock
 process and replica: the check (`decide_reserve` on the totals) and the add cannot
 interleave with another reservation's, and the cap is never overshot. Under READ COMMITTED
 each later statement of the transaction sees everything committed by whoever held the lock
-before. Inside the lock, expired unsettled reservations of the month are deleted and their
-amounts taken off the held total (a crashed process's holds), before the totals are read.
-Settling turns the reservation into a settled row of the actual cost (re-created if it had
-been reclaimed: the money was spent either way) and moves the amounts between the totals.
+before. Inside the lock, expired unsettled reservations of the month (a crashed process's holds, a
+settle that never arrived) are charged at their full bound: turned into settled rows and
+their amounts moved from the held to the settled total, before the totals are read; the
+money is never freed. Settling turns the reservation into a settled row of the actual cost
+(re-created if it is missing) and moves the amounts between the totals.
 A month's figures are the totals row, so a reserve costs the same on the first and the
 millionth request of a month.
 
@@ -100,7 +101,7 @@ class _PgCounters:
 
 
 def _lock_month(db, month: str, now: float) -> tuple[int, int]:
-    """Take the month's row lock (creating the row on first use), reclaim its expired holds; (settled, reserved).
+    """Take the month's row lock (creating the row on first use), charge its expired holds; (settled, reserved).
 
     SELECT ... FOR UPDATE that had to wait returns the row as its last holder committed it;
     after it, each statement's snapshot holds every change made under the lock before.
@@ -110,12 +111,14 @@ def _lock_month(db, month: str, now: float) -> tuple[int, int]:
     if row is None:
         db.execute("INSERT INTO spend_months (month) VALUES (%s) ON CONFLICT (month) DO NOTHING", (month,))
         row = db.execute(lock, (month,)).fetchone()
-    freed = int(db.execute(
-        "WITH gone AS (DELETE FROM spend_reservations WHERE month = %s AND NOT settled AND expires_at <= %s "
+    charged = int(db.execute(
+        "WITH gone AS (UPDATE spend_reservations SET settled = TRUE, expires_at = NULL "
+        "WHERE month = %s AND NOT settled AND expires_at <= %s "
         "RETURNING amount_micros) SELECT COALESCE(SUM(amount_micros), 0) FROM gone", (month, now)).fetchone()[0])
-    if freed:  # (no write when nothing expired: the month's row is hot)
-        db.execute("UPDATE spend_months SET reserved_micros = reserved_micros - %s WHERE month = %s", (freed, month))
-    return int(row[0]), int(row[1]) - freed
+    if charged:  # (no write when nothing expired: the month's row is hot)
+        db.execute("UPDATE spend_months SET reserved_micros = reserved_micros - %s, settled_micros = settled_micros + %s "
+                   "WHERE month = %s", (charged, charged, month))
+    return int(row[0]) + charged, int(row[1]) - charged
 
 
 class PostgresSpendCounters(_PgCounters):
@@ -141,7 +144,7 @@ class PostgresSpendCounters(_PgCounters):
             # nothing if it was reclaimed); the row lock on it comes with the month's.
             before = db.execute("SELECT amount_micros, settled FROM spend_reservations WHERE id = %s AND month = %s FOR UPDATE",
                                 (reservation_id, month)).fetchone()
-            if before is None:  # reclaimed before its settle (a stream longer than the TTL): count it anyway
+            if before is None:  # unknown here (e.g. a reserve that timed out on the way): count it anyway
                 db.execute("INSERT INTO spend_reservations (id, month, amount_micros, expires_at, settled) "
                            "VALUES (%s, %s, %s, NULL, TRUE)", (reservation_id, month, actual))
                 held, done = 0, 0

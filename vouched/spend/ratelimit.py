@@ -12,7 +12,8 @@ recorded, so hammering does not extend a lockout. `retry_after_s` is exact: when
 requests leave every window. Unlike a token bucket (which admits a full burst plus the
 refill, up to twice the limit in one period) no window ever holds more than `count`.
 
-When the counter store fails, requests pass (fail open) and `RateMetrics.store_errors`
+When the counter store fails, or does not answer within `rate_limit.deadline_s` (the check
+runs on a worker thread, never on the event loop: `acheck`), requests pass (fail open) and `RateMetrics.store_errors`
 counts them: an outage of the limiter must not become an outage of the site. The spend cap,
 which fails closed, still bounds what abuse can cost.
 """
@@ -279,16 +280,36 @@ class RateLimiter:
         self.limits = limits_from(settings)
         self._proxies = tuple(settings.trusted_proxies)
         parse_proxies(self._proxies)  # a bad entry fails at start
+        self._runner = None
 
     def client_key(self, peer: str, headers: Mapping[str, str]) -> str:
         return client_key(peer, headers, self._proxies, header=self.header)
 
-    def check(self, key: str) -> RateDecision:
-        """Admit (and count) one request from `key`, or say how long to wait."""
-        if not self.settings.enabled or not self.limits:
+    async def acheck(self, key: str, limits: Sequence[Limit] | None = None) -> RateDecision:
+        """`check` on a worker thread, waiting at most `rate_limit.deadline_s`; past it, pass (fail open)."""
+        from vouched.spend.budget import DeadlinePassed, DeadlineRunner
+
+        if not self.settings.enabled or not (self.limits if limits is None else limits):
+            return ALLOW
+        if self._runner is None:
+            self._runner = DeadlineRunner(getattr(self.settings, "deadline_s", 0.1), name="vouched-rate")
+        try:
+            return await self._runner.acall(self._check, key, limits)
+        except DeadlinePassed as exc:
+            log.warning("rate counter store too slow; letting the request through (fail open): %s", exc)
+            self.metrics.store_errors.inc()
+            return ALLOW
+
+    def check(self, key: str, limits: Sequence[Limit] | None = None) -> RateDecision:
+        """Admit (and count) one request from `key`, or say how long to wait (blocking; see `acheck`)."""
+        return self._check(key, limits)
+
+    def _check(self, key: str, limits: Sequence[Limit] | None = None) -> RateDecision:
+        limits = self.limits if limits is None else tuple(limits)
+        if not self.settings.enabled or not limits:
             return ALLOW
         try:
-            decision = self.counters.hit(limit_key(key), self.limits, self.clock())
+            decision = self.counters.hit(limit_key(key), limits, self.clock())
         except Exception as exc:  # the store failed: let it through (fail open), count it
             log.warning("rate counter store failed; letting the request through (fail open): %r", exc)
             self.metrics.store_errors.inc()

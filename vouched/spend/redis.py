@@ -28,10 +28,24 @@ if TYPE_CHECKING:
 MONTH_KEY_TTL_S = 400 * 86400  # a month's figures outlive it long enough to be reported
 
 _RECLAIM = """
-local function reclaim(open, expiry, now)
+local function reclaim(open, expiry, settled, total, now, key_ttl)
   local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
-  for _, id in ipairs(gone) do redis.call('HDEL', open, id) end
+  local charged = 0
+  for _, id in ipairs(gone) do
+    local v = redis.call('HGET', open, id)
+    if v then  -- expired unsettled: charged at its full bound, never freed
+      local before = tonumber(redis.call('HGET', settled, id) or '0')
+      redis.call('HSET', settled, id, v)
+      redis.call('INCRBY', total, string.format('%d', tonumber(v) - before))
+      redis.call('HDEL', open, id)
+      charged = charged + 1
+    end
+  end
   if #gone > 0 then redis.call('ZREMRANGEBYSCORE', expiry, '-inf', now) end
+  if charged > 0 then
+    redis.call('EXPIRE', settled, key_ttl)
+    redis.call('EXPIRE', total, key_ttl)
+  end
 end
 local function held(open)
   local sum = 0
@@ -42,7 +56,7 @@ end
 
 # KEYS: open, expiry, settled, total   ARGV: id, amount, cap, expires_at, now, key_ttl
 _RESERVE = _RECLAIM + """
-reclaim(KEYS[1], KEYS[2], ARGV[5])
+reclaim(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 1 end
 local settled = tonumber(redis.call('GET', KEYS[4]) or '0')
 if settled + held(KEYS[1]) + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return 0 end
@@ -59,14 +73,14 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 local before = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('INCRBY', KEYS[4], string.format('%d', tonumber(ARGV[2]) - before))
-reclaim(KEYS[1], KEYS[2], ARGV[3])
+reclaim(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4])
 for i = 3, 4 do redis.call('EXPIRE', KEYS[i], ARGV[4]) end
 return 1
 """
 
-# KEYS: open, expiry, settled, total   ARGV: now
+# KEYS: open, expiry, settled, total   ARGV: now, key_ttl
 _SPENT = _RECLAIM + """
-reclaim(KEYS[1], KEYS[2], ARGV[1])
+reclaim(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2])
 return {tonumber(redis.call('GET', KEYS[4]) or '0'), held(KEYS[1])}
 """
 
@@ -133,8 +147,44 @@ class _RedisCounters:
         self.client.close()
 
 
+def persistence(client: redis_lib.Redis) -> tuple[bool, str]:
+    """(durable, what was found): appendonly on, or an RDB `save` schedule. Reads CONFIG GET,
+    or INFO persistence where CONFIG is disabled (some managed services rename it)."""
+    try:
+        aof = _text(client.config_get("appendonly").get("appendonly", "")).lower()
+        save = _text(client.config_get("save").get("save", "")).strip()
+    except Exception as exc:  # CONFIG refused: read what INFO says
+        import redis as redis_lib
+
+        if not isinstance(exc, redis_lib.ResponseError):
+            raise
+        info = client.info("persistence")
+        aof = "yes" if int(info.get("aof_enabled", 0)) else "no"
+        save = "(unknown: CONFIG is disabled)"
+        if aof == "yes":
+            return True, "appendonly yes"
+        return False, f"appendonly {aof}; the RDB save schedule cannot be read ({exc})"
+    if aof == "yes":
+        return True, "appendonly yes"
+    if save:
+        return True, f"RDB save {save!r}"
+    return False, "appendonly no, save \"\""
+
+
 class RedisSpendCounters(_RedisCounters):
     """`vouched.spend.budget.Counters` in Redis."""
+
+    def check_durable(self) -> None:
+        """Raise StoreNotDurable when this Redis would come back empty after a crash."""
+        from vouched.spend.budget import StoreNotDurable
+
+        ok, found = persistence(self.client)
+        if not ok:
+            raise StoreNotDurable(
+                f"the Redis at spend.redis_url has no persistence ({found}): after a restart it would forget this "
+                "month's spend and the cap would start again from zero. Turn on `appendonly yes` (best with "
+                "`appendfsync everysec` or `always`) or an RDB `save` schedule, or set "
+                "spend.redis_require_persistence = false if the data is kept safe another way.")
 
     def __init__(self, client: redis_lib.Redis, *, prefix: str = "vouched") -> None:
         super().__init__(client, prefix=prefix)
@@ -153,7 +203,7 @@ class RedisSpendCounters(_RedisCounters):
                      args=[reservation_id, int(actual_micros), _num(now), MONTH_KEY_TTL_S])
 
     def spent(self, month: str, now: float) -> tuple[int, int]:
-        settled, reserved = self._spent(keys=spend_keys(month, self.prefix), args=[_num(now)])
+        settled, reserved = self._spent(keys=spend_keys(month, self.prefix), args=[_num(now), MONTH_KEY_TTL_S])
         return int(settled), int(reserved)
 
 

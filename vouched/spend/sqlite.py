@@ -7,8 +7,10 @@ queue on a lock is fairer than its busy-retry sleeps); other processes wait on t
 timeout. WAL lets readers of the file (a CLI, a backup) run beside the writers;
 `synchronous=NORMAL` survives a crash of the process, not of the machine.
 
-A reservation is one row; settling turns it into a settled row of the actual cost. Expired
-unsettled rows are deleted at the start of every transaction (a crashed process's holds).
+A reservation is one row; settling turns it into a settled row of the actual cost. At the
+start of every transaction an expired unsettled row (a crashed process's hold, or a settle
+that never arrived) is turned into a settled row of its full bound: the call may have been
+paid, so its money is never freed. A settle that arrives later replaces it with the cost.
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ class _SQLiteFile:
 
 
 def _reclaim(conn: sqlite3.Connection, now: float) -> None:
-    conn.execute("DELETE FROM spend_reservations WHERE settled = 0 AND expires_at <= ?", (now,))
+    """Expired, unsettled reservations are charged at their full bound (never freed)."""
+    conn.execute("UPDATE spend_reservations SET settled = 1, expires_at = NULL WHERE settled = 0 AND expires_at <= ?", (now,))
 
 
 def _totals(conn: sqlite3.Connection, month: str) -> tuple[int, int]:
@@ -142,8 +145,8 @@ class SQLiteSpendCounters(_SQLiteFile):
 
     def settle(self, month: str, reservation_id: str, actual_micros: int, now: float) -> None:
         with self.transaction() as conn:
-            # A reservation reclaimed before its settle (a stream longer than the TTL) is
-            # re-created as settled: the money was spent either way.
+            # A reservation charged at its bound on expiry (a stream longer than the TTL, a
+            # settle retried from the journal) now takes its reported cost.
             conn.execute(
                 "INSERT INTO spend_reservations (id, month, amount_micros, expires_at, settled) VALUES (?, ?, ?, NULL, 1) "
                 "ON CONFLICT (id) DO UPDATE SET amount_micros = excluded.amount_micros, expires_at = NULL, settled = 1",
