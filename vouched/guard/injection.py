@@ -237,7 +237,7 @@ def _compiled() -> _Compiled:
     order: dict[tuple[str, str], int] = {}
     for i, r in enumerate(rules):
         order.setdefault((r.lang, r.category), i)
-    return _Compiled(rules, LiteralIndex.build(lits), MappingProxyType(order))
+    return _Compiled(rules, LiteralIndex.build(lits, short_at_word_start=True), MappingProxyType(order))
 
 
 def _packs() -> tuple[_Rule, ...]:

@@ -185,8 +185,14 @@ class LiteralIndex:
     ascii_finder: re.Pattern[str] | None = None  # the ASCII literals only: enough for an ASCII text
 
     @classmethod
-    def build(cls, literal_sets: Sequence[frozenset[str] | None]) -> "LiteralIndex":
-        """From each rule's ``required_literals`` (None: the rule always runs)."""
+    def build(cls, literal_sets: Sequence[frozenset[str] | None], short_at_word_start: bool = False) -> "LiteralIndex":
+        """From each rule's ``required_literals`` (None: the rule always runs).
+
+        ``short_at_word_start``: a two-letter ASCII literal counts only where it starts a word
+        ("ai" in "ai model", not in "again"). Not sound for a rule whose two-character
+        literal may sit inside a word; the injection packs (whole words, long documents, where
+        "ai", "ia", "si" occur inside most texts) use it, the L1 packs do not.
+        """
         by_lit: dict[str, set[int]] = {}
         always: set[int] = set()
         for i, lits in enumerate(literal_sets):
@@ -201,9 +207,19 @@ class LiteralIndex:
             for n in range(1, len(lit) + 1):
                 ids |= by_lit.get(lit[:n], set())
             hits[lit] = frozenset(ids)
-        finder = re.compile(f"(?=({_trie(by_lit)}))") if by_lit else None
-        ascii_lits = [lit for lit in by_lit if lit.isascii()]
-        ascii_finder = re.compile(f"(?=({_trie(ascii_lits)}))") if ascii_lits else None
+        def finder_for(lits: list[str]) -> re.Pattern[str] | None:
+            if not lits:
+                return None
+            if not short_at_word_start:
+                return re.compile(f"(?=({_trie(lits)}))")
+            # only Latin-script short literals: Han and kana have no word starts to wait for
+            short = [x for x in lits if len(x) <= 2 and x.isascii() and x.isalpha()]
+            long_ = [x for x in lits if x not in short]
+            parts = ([f"(?=({_trie(long_)}))"] if long_ else []) + ([f"(?<![^\\W\\d_])(?=({_trie(short)}))"] if short else [])
+            return re.compile("|".join(parts))
+
+        finder = finder_for(list(by_lit))
+        ascii_finder = finder_for([lit for lit in by_lit if lit.isascii()])
         return cls(finder, hits, frozenset(always), len(literal_sets), ascii_finder)
 
     def candidates(self, text: str) -> list[int]:
@@ -214,5 +230,10 @@ class LiteralIndex:
         if finder is not None:
             hits = self.hits
             for lit in set(finder.findall(text)):
-                found |= hits[lit]
+                if isinstance(lit, tuple):  # two groups: long literals, word-start short ones
+                    for part in lit:
+                        if part:
+                            found |= hits[part]
+                else:
+                    found |= hits[lit]
         return sorted(found)
