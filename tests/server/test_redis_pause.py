@@ -81,6 +81,13 @@ def test_a_paused_redis_stalls_nothing(paused_site):
         while len(asked) < 12 and time.monotonic() < deadline:  # under load, Redis up (the first builds the assistant)
             time.sleep(0.1)
         warm = len(asked)
+        baseline: list[float] = []  # /healthz under the same load with Redis up
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for _ in range(100):
+                t = time.monotonic()
+                c.get("/healthz")
+                baseline.append(time.monotonic() - t)
+                time.sleep(0.02)
         redis.pause()
         paused_at = time.monotonic()
         health: list[float] = []
@@ -105,8 +112,11 @@ def test_a_paused_redis_stalls_nothing(paused_site):
     print(f"redis paused {PAUSE_S:.0f} s: /healthz p50 {statistics.median(health) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
           f"max {max(health) * 1000:.1f} ms ({len(health)} probes); questions during the pause: {len(during)}, "
           f"p50 {statistics.median(d for _, d, _ in during) * 1000:.0f} ms, max {max(d for _, d, _ in during) * 1000:.0f} ms, "
-          f"outcomes {sorted({o for _, _, o in during})}; before: p50 {statistics.median(before) * 1000:.0f} ms")
-    assert p99 < 0.050
+          f"outcomes {sorted({o for _, _, o in during})}; before: p50 {statistics.median(before) * 1000:.0f} ms, "
+          f"/healthz p99 with Redis up {_p(baseline, 0.99) * 1000:.1f} ms")
+    # A blocked event loop shows as seconds (9 s before issue 16). On a machine starved of CPU
+    # by other work, /healthz is slow with Redis up too: then the bound is that baseline's.
+    assert p99 < max(0.050, 1.5 * _p(baseline, 0.99)), (p99, _p(baseline, 0.99))
     assert {o for _, _, o in during} == {"limited"}  # spend failed closed at its deadline, nothing paid blind
     # nobody waited for Redis: a question takes what it took with Redis up, plus two 0.1 s deadlines
     assert _p([d for _, d, _ in during], 0.9) < max(before) + 0.5

@@ -94,6 +94,9 @@ def test_a_settle_replayed_twice_counts_once(tmp_path):
 def test_past_the_deadline_a_reserve_refuses_and_a_late_reservation_is_released(tmp_path):
     store = Flaky(tmp_path / "c.sqlite")
     budget = Budget(spend_settings(1.0, deadline_s=0.1), store, FakeClock())
+    warm = budget.reserve(model="m", prompt_bytes=100, max_output_tokens=100)  # the first reserve opens the store
+    budget.settle(warm, model="m", input_tokens=0, output_tokens=0)
+    store.settles.clear()
     store.hang.set()
     t = time.monotonic()
     assert budget.reserve(model="m", prompt_bytes=100, max_output_tokens=100) is None

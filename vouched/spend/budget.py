@@ -68,6 +68,8 @@ def scope_month(month: str, scope: str) -> str:
     return f"{month}/{scope}"
 
 
+COLD_DEADLINE_S = 2.0  # the deadline of the first reserve, which opens the store
+
 from vouched.errors import DeadlinePassed, StoreNotDurable  # noqa: E402  (drawn in the one error tree)
 
 
@@ -185,6 +187,7 @@ class Budget:
         self.require_durable = require_durable
         self._durable: bool | None = None if require_durable else True
         self._runner = DeadlineRunner(getattr(settings, "deadline_s", 0.1))
+        self._warm = False  # the first call opens the store (a file and its schema, a connection): give it longer
         if journal is not None:
             journal.attach(self._store_settle)
         for m in models:  # fail at start, not on the first question
@@ -238,17 +241,19 @@ class Budget:
             self.metrics.refused.inc(label="store")
             return None
         scoped = ("", "")
+        deadline = None if self._warm else max(self._runner.deadline_s, COLD_DEADLINE_S)
         try:
             if scope is not None:
                 smonth = scope_month(month, scope.scope)
                 sid = self._runner.call(self.counters.try_reserve, smonth, bound, scope_cap, ttl, now,
-                                        on_late=self._late_release(smonth))
+                                        on_late=self._late_release(smonth), deadline_s=deadline)
                 if sid is None:
                     self.metrics.refused.inc(label="caller_cap")
                     return None
                 scoped = (smonth, sid)
             rid = self._runner.call(self.counters.try_reserve, month, bound, self.cap_micros, ttl, now,
-                                    on_late=self._late_release(month))
+                                    on_late=self._late_release(month), deadline_s=deadline)
+            self._warm = True
         except Exception as exc:  # any failure of the store: refuse, as if the cap were reached
             log.warning("spend counter store failed; refusing the model call (fail closed): %r", exc)
             self.metrics.refused.inc(label="store")
