@@ -1,4 +1,4 @@
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vouched.retrieve import clip_cosine, coverage, evidence, fused_order, rrf
 
@@ -63,3 +63,34 @@ def test_coverage_examples():
 @given(st.floats(-2, 2), st.floats(0, 1))
 def test_evidence_is_max_of_bounded(d, k):
     assert evidence(d, k) == max(clip_cosine(d), k)
+
+
+def test_weighted_coverage_by_rarity():
+    from vouched.retrieve.evidence import idf, weighted_coverage
+    from vouched.types import DocFreq
+
+    df = DocFreq(1000, {"python": 400, "declar": 30, "interfac": 25, "java": 2, "gil": 3})
+    q = ["declar", "interfac", "java"]
+    # the two common words co-occur; the rare one is missing: far from 1.0
+    part = weighted_coverage(q, {"declar", "interfac", "python"}, df)
+    assert 0.0 < part < 0.6 and part < coverage(q, {"declar", "interfac"}) == 2 / 3
+    assert weighted_coverage(q, {"declar", "interfac", "java"}, df) == 1.0
+    # one rare matching term counts on its own; one common one does not
+    assert weighted_coverage(["gil"], {"gil", "lock"}, df) == 1.0
+    assert weighted_coverage(["python"], {"python"}, df) == 0.0
+    # without frequencies it is the plain coverage
+    assert weighted_coverage(q, {"declar", "interfac"}, None) == coverage(q, {"declar", "interfac"})
+    assert idf(0, 1000) > idf(2, 1000) > idf(400, 1000) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), max_size=8), st.lists(st.sampled_from("abcdefgh"), max_size=8),
+       st.dictionaries(st.sampled_from("abcdefgh"), st.integers(0, 50)))
+def test_weighted_coverage_bounded_and_monotone(q, p, dfs):
+    from vouched.retrieve.evidence import weighted_coverage
+    from vouched.types import DocFreq
+
+    df = DocFreq(50, dfs)
+    c = weighted_coverage(q, set(p), df)
+    assert 0.0 <= c <= 1.0
+    assert weighted_coverage(q, set(p) | set(q), df) >= c  # more matches never lower it

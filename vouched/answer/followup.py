@@ -11,6 +11,11 @@ it run on?") — unless the question names its own antecedent (a name, code or q
 of its own: "Does the Bank of England use it?" is about the Bank of England). And a short
 question (at most ``SHORT_WORDS`` words) with no name, code, number or quoted title of its
 own ("how long does that take?", "¿cuánto tarda?").
+
+Joined or not, the question's own anchors must still be covered (vouched.answer.coverage),
+and a joined run counts only when its passages hold a content word of the question's own
+(the pipeline's ``_own_words_found``): "how high is the tallest mountain?" after a question
+about the site is short and joinable, but no passage about the site says "mountain".
 """
 
 from __future__ import annotations
@@ -19,8 +24,22 @@ import re
 
 from vouched.text.anchors import Anchors
 
-SHORT_WORDS = 4
+SHORT_WORDS = 5
 _EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+# Third-person pronouns and possessives (normalised), which the packs' anaphora lists leave
+# out because L1 reads them as the subject: "how many articles did its library hold?".
+_PRONOUNS = frozenset("""
+its it their theirs they them his her hers he she him
+su sus él ella ellos ellas
+seu sua seus suas dele dela deles delas ele ela eles elas
+son sa ses leur leurs il elle ils elles
+sein seine seinen seinem seiner seines ihr ihre ihren ihrem ihrer er
+его её ее их он она оно они
+او اش شان آن
+هو هي هم
+उसका उसकी उसके उनका उनकी उनके वह वे
+""".split())
+_HAN_PRONOUNS = frozenset("它他她其")
 
 
 def followup_reason(question: str, anchors: Anchors, *, packs=None) -> str | None:
@@ -40,9 +59,15 @@ def followup_reason(question: str, anchors: Anchors, *, packs=None) -> str | Non
     if _ordinal_position(text, packs, chosen) is not None:
         return "ordinal"
     own = bool(anchors.of("name", "code", "quoted"))
-    if not own and is_followup(question, packs=packs):
+    if not own and (is_followup(question, packs=packs) or _has_pronoun(question)):
         return "anaphora"
     size = len(text.split()) if anchors.lang != "zh" else len(text) * 2 // 3
     if size <= SHORT_WORDS and not anchors.required:
         return "short"
     return None
+
+
+def _has_pronoun(question: str) -> bool:
+    from vouched.text import words
+
+    return any(w in _PRONOUNS or (len(w) <= 2 and any(c in _HAN_PRONOUNS for c in w)) for w in words(question))

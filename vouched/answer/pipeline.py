@@ -432,6 +432,13 @@ class Pipeline:
             aug = await asyncio.to_thread(self._search, f"{question} {cfg.subject.name}", filters, lang)
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
         trace.retrieved = _trace_rows(passages)
+        if (decision.passed and decision.run == "joined" and previous is not None
+                and runs["joined"].startswith(previous.question)):  # not an ordinal's context join
+            # The previous turn's words carry a joined run: count it only if its passages also
+            # hold a content word of the question's own.
+            decision = _own_words_found(question, previous.question, best, lang, decision)
+            if not decision.passed:
+                trace.warnings.append("L2: the joined run's passages hold none of the question's own words")
         refuse = not decision.passed or await self._out_of_force(trace, plan_question, best.passages, filters, lang)
         category = "no_evidence"
         if not refuse:
