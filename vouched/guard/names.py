@@ -262,7 +262,8 @@ def _quote_key(inner: str) -> str | None:
 
 
 def name_spans(
-    text: str, lang: str | None = None, allowed: frozenset[str] = frozenset(), *, initial: bool = True
+    text: str, lang: str | None = None, allowed: frozenset[str] = frozenset(), *, initial: bool = True,
+    _force_general: bool = False,
 ) -> list[tuple[NameKind, str, str]]:
     """The names, codes and quoted titles of a sentence, in order: (kind, raw, key).
 
@@ -332,7 +333,7 @@ def name_spans(
                     break  # the chain of names ends at punctuation
         return out
     stops = _STOPS.get(lang) or _stops(lang)
-    if not german and _GLUED.search(text) is None:
+    if not german and _GLUED.search(text) is None and not _force_general:
         # No code with a digit: only the pieces holding a capital can report, found by
         # one search (a piece runs from whitespace to whitespace).
         end = -1
