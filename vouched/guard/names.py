@@ -352,6 +352,14 @@ def name_spans(
             before = text[:a].rstrip()
             at_start = (not before and initial) or (before[-1:] in _INITIAL_AFTER and bool(before)) or (
                 core[0] != piece[0] and any(c in _OPENERS for c in piece[: piece.index(core[0])]))
+            if core.isalpha() and core.istitle():  # the usual "Lyon", "Berlin": _cased_word inlined
+                if not at_start and len(core) > 1:
+                    low = core.lower()
+                    if low not in stops:
+                        key = _key(core)
+                        if key not in allowed:
+                            out.append(("name", core, key))
+                continue
             for word in ((core,) if core.isalnum() else _WORD.findall(core)):
                 at_start = _cased_word(word, at_start, stops, allowed, out)
         return out
