@@ -152,3 +152,16 @@ def test_a_name_is_found_only_where_it_is(a: str, b: str) -> None:
     if ka != kb and not ka.startswith(kb[:4]):
         assert not pool.has("name", ka)
     assert not NamePool(f"x{a}x").has("code", ka + "q")
+
+
+_PIECES = ["Porto", "porto", "Jean-Paul", "O'Brien", "V&A", "OCR", "GitHub", "the", "and", "«Yo»", "“Old", "Ledgers”",
+           "(Google),", "Émile", "été", "Москве", "иван", "i", "I", ":", ";", "—", "x.com", "U.S.", "e.g.", "a", "L'Oréal",
+           "in", "The", "However,", "São", "Paulo.", "\u00a0", "Dr.", "Smith"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12), st.sampled_from(["en", "fr", "es", "ru", "pt"]),
+       st.booleans())
+def test_the_capital_search_reads_what_the_piece_loop_reads(pieces, lang, initial) -> None:
+    text = " ".join(pieces)
+    assert name_spans(text, lang, initial=initial) == name_spans(text, lang, initial=initial, _force_general=True)

@@ -262,7 +262,8 @@ def _quote_key(inner: str) -> str | None:
 
 
 def name_spans(
-    text: str, lang: str | None = None, allowed: frozenset[str] = frozenset(), *, initial: bool = True
+    text: str, lang: str | None = None, allowed: frozenset[str] = frozenset(), *, initial: bool = True,
+    _force_general: bool = False,
 ) -> list[tuple[NameKind, str, str]]:
     """The names, codes and quoted titles of a sentence, in order: (kind, raw, key).
 
@@ -332,7 +333,7 @@ def name_spans(
                     break  # the chain of names ends at punctuation
         return out
     stops = _STOPS.get(lang) or _stops(lang)
-    if not german and _GLUED.search(text) is None:
+    if not german and _GLUED.search(text) is None and not _force_general:
         # No code with a digit: only the pieces holding a capital can report, found by
         # one search (a piece runs from whitespace to whitespace).
         end = -1
@@ -351,6 +352,14 @@ def name_spans(
             before = text[:a].rstrip()
             at_start = (not before and initial) or (before[-1:] in _INITIAL_AFTER and bool(before)) or (
                 core[0] != piece[0] and any(c in _OPENERS for c in piece[: piece.index(core[0])]))
+            if core.isalpha() and core.istitle():  # the usual "Lyon", "Berlin": _cased_word inlined
+                if not at_start and len(core) > 1:
+                    low = core.lower()
+                    if low not in stops:
+                        key = _key(core)
+                        if key not in allowed:
+                            out.append(("name", core, key))
+                continue
             for word in ((core,) if core.isalnum() else _WORD.findall(core)):
                 at_start = _cased_word(word, at_start, stops, allowed, out)
         return out
