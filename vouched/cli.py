@@ -251,7 +251,9 @@ def ask(
             if as_json:
                 continue
             if isinstance(e, SentenceEvent):
-                out.print(e.text, end=" ", highlight=False, soft_wrap=True)
+                block = "\n" in e.text or e.text.startswith("- ")  # a code block, table or list item: its own lines
+                out.print(("\n" if block else "") + e.text, end="\n" if block else " ", highlight=False, soft_wrap=True,
+                          markup=False)
             elif isinstance(e, RefusalEvent):
                 out.print(f"[bold yellow]{e.text}[/]  [dim]({e.layer or 'model'} · {e.category})[/]", highlight=False)
             elif isinstance(e, NoticeEvent):

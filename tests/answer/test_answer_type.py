@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vouched.answer.answer_type import (
     is_list_question, names_someone, plain_form, question_anchors, question_type, satisfies)
@@ -47,6 +47,7 @@ def test_satisfies(sentence, kind, ok):
     assert satisfies(sentence, kind) is ok
 
 
+@settings(deadline=None)  # the shared CI machine is slow; the property, not the speed, is tested
 @given(st.text(max_size=80))
 def test_a_sentence_without_digits_never_satisfies_a_typed_question(s):
     from vouched.text import normalize
@@ -103,6 +104,7 @@ def test_question_anchors(question, exclude, anchors):
     assert question_anchors(question, "en", exclude) == anchors
 
 
+@settings(deadline=None)
 @given(st.text(max_size=60))
 def test_anchors_are_substrings_of_the_question_and_never_excluded_names(q):
     got = question_anchors(q, "en", ("Zed Quill",))

@@ -248,7 +248,10 @@
   function addSentence(bot, ev) {
     if (!bot.sentences.length) bot.answer.setAttribute("dir", dirOf(ev.text));
     if (bot.sentences.length) bot.answer.append(" ");
-    const span = withDates(el("span", { class: "sentence" }), ev.text);
+    // A code block, table or list item keeps its lines (the gate released it whole).
+    const block = ev.text.includes("
+") || ev.text.startsWith("- ");
+    const span = withDates(el("span", { class: block ? "sentence block" : "sentence" }), ev.text);
     for (const n of ev.sources || []) {
       const sup = el("sup");
       sup.append(el("a", { href: `#${bot.id}-src-${n}`, "aria-label": `${t("sources")} ${n}` }, String(n)));
