@@ -30,6 +30,7 @@ def test_ingest_then_search_json(site):
     r = runner.invoke(app, ["ingest", "--config", str(site)])
     assert r.exit_code == 0, r.output
     assert "corpus version" in r.output and "chunks" in r.output
+    assert "passages/s" in r.output and "tokens/s" in r.output  # the embedding rate, after every ingest
     r = runner.invoke(app, ["search", "Tessera Health multilingual search engine", "--config", str(site), "--json", "-k", "5"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
@@ -45,6 +46,7 @@ def test_reingest_unchanged_costs_no_embedding(site):
     assert runner.invoke(app, ["ingest", "--config", str(site)]).exit_code == 0
     r = runner.invoke(app, ["ingest", "--config", str(site)])
     assert r.exit_code == 0 and "0 passages embedded" in r.output
+    assert "nothing to embed" in r.output and "from cache" in r.output
     r = runner.invoke(app, ["versions", "--config", str(site)])
     assert "current" in r.output
 

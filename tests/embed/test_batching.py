@@ -87,3 +87,17 @@ def test_truncation_of_text_without_spaces():
     text = "蛋白质每天需要多少克" * 10
     cut = truncate_to_tokens(text, _count_chars, 12)
     assert cut == text[:10]
+
+
+def test_config_keys_for_the_policy():
+    from pydantic import ValidationError
+
+    from vouched.config import EmbeddingSettings
+
+    s = EmbeddingSettings()
+    assert (s.max_tokens, s.long_text, s.threads, s.batch_tokens) == (512, "window", 0, 8192)
+    assert EmbeddingSettings(max_tokens=256, long_text="truncate").max_tokens == 256
+    with pytest.raises(ValidationError):
+        EmbeddingSettings(max_tokens=256)  # windows are the model's own 512 tokens
+    with pytest.raises(ValidationError):
+        EmbeddingSettings(max_tokens=1024, long_text="truncate")

