@@ -100,17 +100,23 @@ def test_refusal_is_message_refusal_with_the_fixed_text(served):
 
 
 def test_max_tokens_caps_the_released_text_at_a_sentence(served):
-    whole = ask(served, OPEN_SOURCE).choices[0].message.content
-    first = ask(served, OPEN_SOURCE, max_tokens=count_tokens(whole) - 1)
-    assert first.choices[0].finish_reason == "length"
-    content = first.choices[0].message.content
-    assert content and whole.startswith(content) and count_tokens(content) < count_tokens(whole)
-    assert first.model_extra["vouched"]["capped"] is True
-    _check_annotations(content, [a.model_dump() for a in first.choices[0].message.annotations])
-    numbers = {s["number"] for s in first.model_extra["vouched"]["sources"]}
-    assert numbers and numbers <= {s["number"] for s in ask(served, OPEN_SOURCE).model_extra["vouched"]["sources"]}
-    newer = ask(served, OPEN_SOURCE, max_completion_tokens=count_tokens(whole) - 1)
-    assert newer.choices[0].message.content == content
+    question = "Where did she study?"  # a records answer of several sentences
+    whole = ask(served, question)
+    content = whole.choices[0].message.content
+    spans = sorted((a.url_citation.start_index, a.url_citation.end_index) for a in whole.choices[0].message.annotations)
+    assert len({s for s in spans}) >= 2 and spans[0][0] == 0
+    first = content[:spans[0][1]]
+    for cap in (count_tokens(first), count_tokens(first) + 1):  # room for one sentence, not two
+        capped = ask(served, question, max_tokens=cap)
+        assert capped.choices[0].finish_reason == "length"
+        assert capped.choices[0].message.content == first
+        assert capped.model_extra["vouched"]["capped"] is True
+        _check_annotations(first, [a.model_dump() for a in capped.choices[0].message.annotations])
+        numbers = {s["number"] for s in capped.model_extra["vouched"]["sources"]}
+        assert numbers and numbers < {s["number"] for s in whole.model_extra["vouched"]["sources"]}
+    newer = ask(served, question, max_completion_tokens=count_tokens(first))
+    assert newer.choices[0].message.content == first
+    assert ask(served, question, max_tokens=count_tokens(content)).choices[0].finish_reason == "stop"
 
 
 def test_held_answer_finishes_with_content_filter(site):
