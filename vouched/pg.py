@@ -37,8 +37,7 @@ MIGRATE_LOCK = "vouched-migrate"  # the key PostgresStore._migrate locks too
 _FORK_ORPHANS: list = []
 
 
-class PgUnavailable(Exception):
-    """No connection could be had (server unreachable, or the pool stayed full)."""
+from vouched.errors import PgUnavailable  # noqa: E402  (drawn in the one error tree: a StoreError)
 
 
 def require_psycopg(what: str) -> None:
@@ -79,8 +78,7 @@ def migration_hash(sql: str) -> str:
     return hashlib.sha256(sql.encode("utf-8")).hexdigest()
 
 
-class MigrationError(Exception):
-    """The schema records a migration this code lacks, or one whose text changed."""
+from vouched.errors import MigrationError  # noqa: E402  (drawn in the one error tree: a StoreError)
 
 
 def migrate(conn, schema: str, table: str, migrations: tuple[tuple[str, str], ...],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,8 @@ class SearchFilters:
 class Passage:
     """A retrieved chunk with its three numbers.
 
-    dense: cosine clipped to [0, 1]; keyword: coverage in [0, 1] (0 unless ≥2 content words
-    match); evidence = max(dense, keyword). `fused` is the RRF score: it decides order only
+    dense: cosine clipped to [0, 1]; keyword: rarity-weighted coverage in [0, 1] (0 unless ≥2
+    content words match, or one rare one); evidence = max(dense, keyword). `fused` is the RRF score: it decides order only
     and is never compared with a threshold.
     """
 
@@ -107,8 +108,28 @@ class SearchResult:
     modes_used: tuple[str, ...]  # ("dense", "keyword") or ("keyword",) when the embedder failed
     warnings: tuple[str, ...] = ()
     corpus_version: str | None = None
+    doc_freq: "DocFreq | None" = None  # of the query's analysed terms (rarity weights, rare anchors)
 
     @property
     def evidence(self) -> float:
         """The best bounded score among the returned passages (what L2 compares)."""
         return max((p.evidence for p in self.passages), default=0.0)
+
+
+@dataclass(frozen=True)
+class DocFreq:
+    """How many chunks of the current corpus version hold each analysed term.
+
+    ``n_docs`` counts every chunk of the version (all tenants, as the keyword index's BM25
+    does); a term absent from ``df`` is in none. What "rare" and the rarity weights of
+    keyword coverage are measured with.
+    """
+
+    n_docs: int
+    df: Mapping[str, int] = field(default_factory=dict)
+
+    def get(self, term: str) -> int:
+        return int(self.df.get(term, 0))
+
+    def share(self, term: str) -> float:
+        return self.get(term) / self.n_docs if self.n_docs else 0.0

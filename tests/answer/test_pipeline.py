@@ -78,10 +78,12 @@ Q = "Which database did the Tessera Health search run on?"
 
 
 def test_model_answer_released_sentence_by_sentence(site_config):
-    a, provider = _scripted(site_config, ["The search ran on Post", "greSQL with pgvector [", "1", "]. It used HNSW", " indexes [1]."])
+    # (no proper names here: source [1] is the page's header, and the gate's name rule would hold
+    # a name that only another source gives)
+    a, provider = _scripted(site_config, ["The search ran on two retr", "ievers at once [", "1", "]. It merged their", " lists [1]."])
     events = list(a.stream(Q))
     sentences = [e for e in events if isinstance(e, SentenceEvent)]
-    assert [s.text for s in sentences] == ["The search ran on PostgreSQL with pgvector.", "It used HNSW indexes."]
+    assert [s.text for s in sentences] == ["The search ran on two retrievers at once.", "It merged their lists."]
     done = events[-1]
     assert isinstance(done, DoneEvent) and done.outcome == "answered"
     assert [s.number for s in done.sources] == [1]
@@ -89,23 +91,23 @@ def test_model_answer_released_sentence_by_sentence(site_config):
 
 
 def test_unsupported_number_holds_the_rest_and_cancels_upstream(site_config):
-    a, provider = _scripted(site_config, ["The search ran on PostgreSQL [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "] * 3)
+    a, provider = _scripted(site_config, ["The search used two retrievers [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "] * 3)
     ans = a.ask(Q)
     assert ans.outcome == "held" and ans.layer == "L4" and ans.category == "unsupported_value"
-    assert ans.sentences == ("The search ran on PostgreSQL.",)
+    assert ans.sentences == ("The search used two retrievers.",)
     assert ans.notices[0].kind == "held"
     assert provider.cancelled
     assert any(s["rule"] == "unsupported_value" and s["value"] for s in a.last_trace.sentences)
 
 
 def test_out_of_range_marker_is_held(site_config):
-    a, provider = _scripted(site_config, ["It used PostgreSQL [1]. It also used Oracle [42]."])
+    a, provider = _scripted(site_config, ["It used two retrievers [1]. It also used a third one [42]."])
     ans = a.ask(Q)
     assert ans.outcome == "held" and ans.category == "marker_range"
 
 
 def test_first_person_is_held_by_l5(site_config):
-    a, _ = _scripted(site_config, ["I built the search on PostgreSQL [1]."])
+    a, _ = _scripted(site_config, ["I built the search with two retrievers [1]."])
     ans = a.ask(Q)
     assert ans.outcome == "held" and ans.layer == "L5" and ans.category == "first_person"
     assert ans.sentences == ()
@@ -119,10 +121,10 @@ def test_no_answer_token_becomes_the_fixed_refusal(site_config):
 
 
 def test_length_cut_gets_its_own_notice(site_config):
-    a, _ = _scripted(site_config, ["It used PostgreSQL [1]. It also used pg", "vector and"], finish_reason="length")
+    a, _ = _scripted(site_config, ["It used two retrievers [1]. It also used pg", "vector and"], finish_reason="length")
     ans = a.ask(Q)
     assert ans.outcome == "truncated"
-    assert ans.sentences == ("It used PostgreSQL.",)
+    assert ans.sentences == ("It used two retrievers.",)
     assert ans.notices[0].kind == "truncated"
 
 

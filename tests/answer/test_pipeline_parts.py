@@ -137,7 +137,7 @@ def test_claim_verification_policy(site_config, policy):
 
     cfg = site_config.model_copy(update={"guard": site_config.guard.model_copy(update={
         "verify": site_config.guard.verify.model_copy(update={"enabled": True, "policy": policy})})})
-    a, provider = _scripted(cfg, ["The Tessera Health search did not run on PostgreSQL [1]. "])
+    a, provider = _scripted(cfg, ["The Tessera Health search did not run on postgres [1]. "])
     ans = a.ask("Which database did the Tessera Health search run on?")
     rules = [s["rule"] for s in a.last_trace.sentences]
     if policy == "hold":

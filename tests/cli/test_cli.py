@@ -64,3 +64,48 @@ def test_bad_config_exit_code(tmp_path):
 def test_bad_as_of(site):
     r = runner.invoke(app, ["search", "x", "--config", str(site), "--as-of", "yesterday"])
     assert r.exit_code == 2
+
+
+def _commands(cmd, path=()):
+    yield path, cmd
+    for name, sub in getattr(cmd, "commands", {}).items():
+        yield from _commands(sub, path + (name,))
+
+
+def test_help_keeps_every_config_section_name_in_brackets():
+    """Rich markup must not eat "[threshold]" or "[server.suggested_questions]" (issue 19)."""
+    import re
+
+    import typer.main
+
+    from vouched.config import Config
+
+    sections = set(Config.model_fields)
+    pattern = re.compile(r"\\?\[(([a-z_]+)(?:\.[a-z_]+)*)\]")
+    checked = 0
+    for path, cmd in _commands(typer.main.get_command(app)):
+        source = " ".join([cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params])
+        wanted = {m.group(1) for m in pattern.finditer(source) if m.group(2) in sections}
+        if not wanted:
+            continue
+        r = runner.invoke(app, [*path, "--help"], terminal_width=200)
+        text = " ".join(r.output.replace("│", " ").split())
+        for name in wanted:
+            checked += 1
+            assert f"[{name}]" in text, (path, name)
+    assert checked >= 3  # calibrate's two, bench load's one at least
+
+
+def test_ask_outside_a_deployment_creates_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("VOUCHED_CONFIG", raising=False)
+    for question in ("What are her day rates?", "How do I import a module?"):
+        r = runner.invoke(app, ["ask", question])
+        assert r.exit_code == 4 and "no corpus here" in r.output and "vouched ingest" in r.output
+    assert list(tmp_path.iterdir()) == []  # no .vouched/ left behind
+
+
+def test_ask_in_a_deployment_still_answers(site):
+    assert runner.invoke(app, ["ingest", "--config", str(site)]).exit_code == 0
+    r = runner.invoke(app, ["ask", "What are her day rates?", "--config", str(site)])
+    assert r.exit_code == 0 and "fees" in r.output

@@ -262,10 +262,13 @@ def test_a_given_threshold_answers_the_obvious_question_with_its_span(squad_dir,
     assert strict["embedding"]["passages"] == 0 and strict["embedding"]["questions"]["embedded"] == 0
 
 
-def test_all_without_a_threshold_is_bad_input(squad_dir, tmp_path, hashing, capsys):
-    code = bench_abstention_command(squad_dir, all_questions=True, work_dir=tmp_path / "w", embedder=hashing,
-                                    embedder_name="hashing", progress=False)
-    assert code == 2 and "--threshold" in capsys.readouterr().err
+def test_all_without_a_threshold_is_bad_input(squad_dir, tmp_path, hashing):
+    from vouched.errors import BenchInputError, exit_code
+
+    with pytest.raises(BenchInputError, match="--threshold") as e:
+        bench_abstention_command(squad_dir, all_questions=True, work_dir=tmp_path / "w", embedder=hashing,
+                                 embedder_name="hashing", progress=False)
+    assert exit_code(e.value) == 2
 
 
 def test_the_command_prints_its_table_and_fails_over_budget(squad_dir, tmp_path, hashing, capsys):

@@ -57,6 +57,31 @@ def test_check_targets_judges_the_best_backend_and_recall():
     assert bs.check_targets([_r("sqlite", 100_000, 900.0)]) == []  # no target at 100k
 
 
+def test_check_targets_judges_postgres_against_sqlite_in_the_same_run():
+    ok = [_r("sqlite-ann", 100_000, 20.0, top10_agree_sqlite=0.99),
+          _r("postgres", 100_000, 39.0, ingest_rate=1500.0, top10_agree_sqlite=0.985)]
+    assert bs.check_targets(ok) == []
+    slow = [_r("sqlite-ann", 100_000, 20.0), _r("postgres", 100_000, 41.0, ingest_rate=1500.0)]
+    assert any("2.0x" in m for m in bs.check_targets(slow))
+    small = [_r("sqlite-ann", 10_000, 2.0), _r("postgres", 10_000, 41.0, ingest_rate=1500.0)]
+    assert bs.check_targets(small) == []  # the 2x rule starts at 100k
+    assert any("ingest" in m for m in bs.check_targets([_r("postgres", 10_000, 5.0, ingest_rate=900.0)]))
+    assert any("top-10" in m for m in bs.check_targets([_r("postgres", 10_000, 5.0, ingest_rate=2e3, top10_agree_sqlite=0.9)]))
+    assert any("< 50.0" in m for m in bs.check_targets([_r("postgres", 1_000_000, 60.0, ingest_rate=2e3)]))
+
+
+def test_top10_agreement_and_its_files(tmp_path):
+    ref = [["a", "b", "c"], ["d"]]
+    assert bs.top10_agreement(ref, ref) == 1.0
+    assert bs.top10_agreement([["a", "x", "c"], []], ref) == pytest.approx((2 / 3 + 0) / 2)
+    assert np.isnan(bs.top10_agreement([["a"]], ref))
+    (tmp_path / "sqlite-10k.top10.json").write_text(json.dumps(ref))
+    (tmp_path / "postgres-10k.top10.json").write_text(json.dumps([["a", "b", "c"], ["e"]]))
+    runs = [_r("sqlite", 10_000, 1.0), _r("postgres", 10_000, 2.0), _r("sqlite-ann", 10_000, 1.0)]
+    bs.add_agreement(runs, tmp_path)
+    assert runs[1]["top10_agree_sqlite"] == 0.5 and "top10_agree_sqlite" not in runs[0] and "top10_agree_sqlite" not in runs[2]
+
+
 def test_postgres_missing_names_the_missing_part(monkeypatch):
     import importlib.util
 

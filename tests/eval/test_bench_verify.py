@@ -124,10 +124,13 @@ def test_run_bench_on_a_tiny_copy(tiny):
     assert sum(head["support"].values()) == 1 + report["pairs"]["retrieval"]
 
 
-def test_command_exit_code_on_bad_input(tmp_path, capsys):
-    assert bench_verify_command(tmp_path, lexical_only=True, tune_on_train=False, as_json=False, progress=False,
-                                embedder=HashingEmbedder(dim=64)) == 2
-    assert "missing" in capsys.readouterr().err
+def test_command_raises_an_exit_2_error_on_bad_input(tmp_path):
+    from vouched.errors import BenchInputError, exit_code
+
+    with pytest.raises(BenchInputError, match="missing") as e:
+        bench_verify_command(tmp_path, lexical_only=True, tune_on_train=False, as_json=False, progress=False,
+                             embedder=HashingEmbedder(dim=64))
+    assert exit_code(e.value) == 2
 
 
 @needs_shared("scifact")

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from vouched.config import load_config
+from vouched.errors import CalibrationError, VouchedError, exit_code
 from vouched.engine import Engine
 from vouched.eval.calibrate import (
     CalibrationCase, CalibrationError, calibrate, calibrate_command, calibration_cases, rewrite_threshold, write_threshold,
@@ -177,17 +178,19 @@ def test_no_safe_threshold_exits_1_and_writes_nothing(case_dir):
     (golden_lines(), {"max_loss": 1.5}, "between 0 and 1"),
     (golden_lines(), {"plot_path": Path("x.png")}, "SVG"),
 ])
-def test_bad_input_exits_2(case_dir, capsys, golden, kw, message):
-    code, _ = run(case_dir, golden, **kw)
-    assert code == 2
-    assert message in capsys.readouterr().err
+def test_bad_input_exits_2(case_dir, golden, kw, message):
+    with pytest.raises(VouchedError) as e:
+        run(case_dir, golden, **kw)
+    assert exit_code(e.value) == 2
+    assert message in str(e.value)
 
 
 def test_no_store_exits_2(tmp_path, capsys):
     (tmp_path / "vouched.toml").write_text('[embedding]\nmodel = "hashing"\n[store]\npath = "nowhere/x.sqlite"\n', encoding="utf-8")
     (tmp_path / "g.jsonl").write_text(golden_lines(), encoding="utf-8")
-    assert calibrate_command(tmp_path / "g.jsonl", None, 0.05, console=Console(file=io.StringIO())) == 2
-    assert "run `vouched ingest" in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
+    with pytest.raises(CalibrationError, match="run `vouched ingest") as e:
+        calibrate_command(tmp_path / "g.jsonl", None, 0.05, console=Console(file=io.StringIO()))
+    assert exit_code(e.value) == 2 and not (tmp_path / "nowhere").exists()
 
 
 # -- rewriting the [threshold] table (pure) ---------------------------------------------------------

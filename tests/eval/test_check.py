@@ -15,6 +15,7 @@ import asyncio
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from rich.console import Console
 from tests.helpers import copy_example_hashing
 from tests.server.conftest import RecordingSpend, running, scripted_assistant, with_settings
 from vouched.config import load_config
+from vouched.errors import VouchedError, exit_code
 from vouched.engine import Engine
 from vouched.eval.check import (
     CHECK_EXIT_BAD_INPUT, CHECK_EXIT_ESCAPED, CHECK_EXIT_OK, CHECK_EXIT_UNCHECKED, PRE_MODEL_CATEGORIES, CheckError, Pacer,
@@ -309,19 +311,19 @@ def command(handler, tmp_path, **kw) -> tuple[int, str]:
     (httpx.Response(404, json={"detail": "Not Found"}), "no POST /v1/ask there"),
     (httpx.Response(301, headers={"location": "https://svc.test/v1/ask"}), "pass that URL to --url"),
 ])
-def test_a_service_that_is_not_a_vouched_sse_endpoint_is_a_clear_error(tmp_path, capsys, response, message):
-    code, out = command(lambda r: response, tmp_path)
-    err = capsys.readouterr().err
-    assert code == CHECK_EXIT_UNCHECKED and message in err and "Traceback" not in err + out
+def test_a_service_that_is_not_a_vouched_sse_endpoint_is_a_clear_error(tmp_path, response, message):
+    with pytest.raises(CheckError) as e:
+        command(lambda r: response, tmp_path)
+    assert exit_code(e.value) == CHECK_EXIT_UNCHECKED == 7 and message in str(e.value)
 
 
 def test_an_unreachable_url_is_a_clear_error(tmp_path, capsys):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, out = command(None, tmp_path, url=f"http://127.0.0.1:{port}")
-    err = capsys.readouterr().err
-    assert code == CHECK_EXIT_UNCHECKED and "cannot reach" in err and "Traceback" not in err + out
+    with pytest.raises(CheckError, match="cannot reach") as e:
+        command(None, tmp_path, url=f"http://127.0.0.1:{port}")
+    assert exit_code(e.value) == CHECK_EXIT_UNCHECKED
 
 
 def test_http_errors_are_cases_without_a_verdict(tmp_path):
@@ -335,18 +337,20 @@ def test_http_errors_are_cases_without_a_verdict(tmp_path):
     assert "NOT CHECKED 1: off-1" in out and "HTTP 400: invalid_request: question is too long" in out
 
 
-def test_bad_input_exits_2(tmp_path, capsys):
-    code, _ = command(refusal_stream, tmp_path, golden='{"id": "a", "question": "q", "expect": {"kind": "answer", "relevant": ["x"]}}\n')
-    assert code == CHECK_EXIT_BAD_INPUT and "no must-refuse case" in capsys.readouterr().err
-    code, _ = command(refusal_stream, tmp_path, golden="{not json\n")
-    assert code == CHECK_EXIT_BAD_INPUT and "not valid JSON" in capsys.readouterr().err
-    code, _ = command(refusal_stream, tmp_path, url="example.org")
-    assert code == CHECK_EXIT_BAD_INPUT and "--url" in capsys.readouterr().err
+def test_bad_input_raises_an_exit_2_error(tmp_path):
+    def bad(message: str, **kw) -> None:
+        with pytest.raises(VouchedError, match=re.escape(message)) as e:
+            command(refusal_stream, tmp_path, **kw)
+        assert exit_code(e.value) == CHECK_EXIT_BAD_INPUT == 2
+
+    bad("no must-refuse case", golden='{"id": "a", "question": "q", "expect": {"kind": "answer", "relevant": ["x"]}}\n')
+    bad("not valid JSON", golden="{not json\n")
+    bad("--url", url="example.org")
     for kw, name in (({"rate": 0}, "--rate"), ({"concurrency": 0}, "--concurrency"), ({"timeout": -1}, "--timeout")):
         golden = tmp_path / "g.jsonl"
-        con = Console(file=io.StringIO())
-        assert check_command("http://svc.test", golden, progress=False, console=con, **kw) == CHECK_EXIT_BAD_INPUT
-        assert name in capsys.readouterr().err
+        with pytest.raises(VouchedError, match=name) as e:
+            check_command("http://svc.test", golden, progress=False, console=Console(file=io.StringIO()), **kw)
+        assert exit_code(e.value) == 2
 
 
 def test_json_output_lists_every_case(tmp_path, capsys):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from vouched.errors import BenchInputError, exit_code
 from vouched.embed import CachedEmbedder, EmbeddingCache, HashingEmbedder
 from vouched.eval.bench_retrieval import machine_info, run_retrieval_bench, skip_first
 from vouched.eval.cli_bench import bench_retrieval_command
@@ -132,13 +133,16 @@ def test_command_bad_input_exits_2_before_searching(beir_dir, tmp_path, capsys):
     run = dict(runs=1, store_dir=stores, progress=False, embedder=embedder(tmp_path), as_json=True)
     changed = write_condition(tmp_path / "c.yaml", ds, [{"metric": "ndcg@10", "mode": "hybrid", "min": 0}],
                               stats={**ds.stats, "documents": 5183})
-    assert bench_retrieval_command(beir_dir, mode="all", condition=changed, **run) == 2
-    assert "documents: 6 in the data, 5183 expected" in capsys.readouterr().err
-    assert not stores.exists()
+    with pytest.raises(BenchInputError, match="documents: 6 in the data, 5183 expected") as e:
+        bench_retrieval_command(beir_dir, mode="all", condition=changed, **run)
+    assert exit_code(e.value) == 2 and not stores.exists()
 
-    assert bench_retrieval_command(beir_dir, mode="bm25", condition=None, **run) == 2
-    assert bench_retrieval_command(tmp_path / "nowhere", mode="all", condition=None, **run) == 2
-    assert bench_retrieval_command(beir_dir, mode="all", condition=tmp_path / "missing.yaml", **run) == 2
+    for kw in ({"dataset": beir_dir, "mode": "bm25", "condition": None},
+               {"dataset": tmp_path / "nowhere", "mode": "all", "condition": None},
+               {"dataset": beir_dir, "mode": "all", "condition": tmp_path / "missing.yaml"}):
+        with pytest.raises(BenchInputError) as e:
+            bench_retrieval_command(**kw, **run)
+        assert exit_code(e.value) == 2
 
 
 def test_xquad_folder_runs_both_conditions(xquad_dir, tmp_path, capsys):

@@ -13,11 +13,13 @@ import json
 import re
 import uuid
 
+import pytest
 from rich.console import Console
 
 from tests.helpers import copy_example_hashing
 from vouched.config import load_config
 from vouched.engine import Engine
+from vouched.errors import VouchedError, exit_code
 from vouched.eval.calibrate import calibrate_command
 from vouched.eval.golden import golden_command
 
@@ -57,16 +59,16 @@ def test_golden_and_calibrate_run_on_postgres(tmp_path, postgres_dsn, monkeypatc
     out = io.StringIO()
     code = calibrate_command(pg.parent / "golden.jsonl", pg, 0.05, console=Console(file=out, width=200),
                              plot_path=tmp_path / "cal.svg")
-    assert code in (0, 1, 3), out.getvalue()  # a threshold, none safe, or suggested cases: not an input error
+    assert code in (0, 1), out.getvalue()  # a threshold, none safe, or suggested cases refused: not an input error
     assert "answerable" in out.getvalue()
     assert (tmp_path / "cal.svg").exists()
 
 
-def test_eval_on_an_empty_postgres_store_says_so(tmp_path, postgres_dsn, monkeypatch, capsys):
+def test_eval_on_an_empty_postgres_store_says_so(tmp_path, postgres_dsn, monkeypatch):
     monkeypatch.setenv("VOUCHED_PG_DSN", postgres_dsn)
     pg = copy_example_hashing("portfolio", tmp_path / "pg")
     _postgres_toml(pg, f"t_{uuid.uuid4().hex[:10]}")
-    code = golden_command(pg.parent / "golden.jsonl", pg, as_json=True, progress=False)
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "PostgreSQL store" in err and "vouched ingest" in err
+    with pytest.raises(VouchedError) as e:
+        golden_command(pg.parent / "golden.jsonl", pg, as_json=True, progress=False)
+    assert exit_code(e.value) == 2
+    assert "PostgreSQL store" in str(e.value) and "vouched ingest" in str(e.value)

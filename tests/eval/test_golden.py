@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vouched.errors import VouchedError, exit_code
 from vouched.eval.golden import (
     GoldenCase, GoldenInputError, GoldenReport, GoldenResult, golden_command, judge, load_golden, summarize,
 )
@@ -269,15 +270,20 @@ def test_svg_helpers():
 
 
 # -- command: bad input ------------------------------------------------------------------------------
-def test_command_bad_input_exits_2(tmp_path, capsys):
-    assert golden_command(tmp_path / "missing.jsonl", progress=False) == 2
-    assert "does not exist" in capsys.readouterr().err
+def test_command_bad_input_raises_an_exit_2_error(tmp_path):
+    def code_and_message(*args) -> tuple[int, str]:
+        with pytest.raises(VouchedError) as e:
+            golden_command(*args, progress=False)
+        return exit_code(e.value), str(e.value)
+
+    code, message = code_and_message(tmp_path / "missing.jsonl")
+    assert code == 2 and "does not exist" in message
     g = write(tmp_path, GOOD)
-    assert golden_command(g, tmp_path / "nope.toml", progress=False) == 2
-    assert "does not exist" in capsys.readouterr().err
+    code, message = code_and_message(g, tmp_path / "nope.toml")
+    assert code == 2 and "does not exist" in message
     (tmp_path / "vouched.toml").write_text('[store]\npath = "none.sqlite"\n', encoding="utf-8")
-    assert golden_command(g, None, progress=False) == 2  # the config beside the golden file; no store yet
-    assert "vouched ingest" in capsys.readouterr().err
+    code, message = code_and_message(g, None)  # the config beside the golden file; no store yet
+    assert code == 2 and "vouched ingest" in message
 
 
 def test_table_figures_never_round_up_to_perfect():

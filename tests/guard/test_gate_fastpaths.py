@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tests.plain import canonical_number_plain
 from vouched.guard import gate as G
 from vouched.guard import values as VAL
+from vouched.guard.names import NamePool
 from vouched.guard import voice as VOICE
 from vouched.text.sentences import first_sentence_end
 
@@ -59,6 +60,7 @@ def _cut_in(window: str, at_end: bool) -> tuple[int | None, int | None]:
 class _ReferenceGate:
     def __init__(self, sources, lang=None, *, min_words_for_marker=G.DEFAULT_MIN_WORDS):
         self._values = {int(i): VAL.source_values(text) for i, text in sources.items()}
+        self._pools = {int(i): NamePool(text) for i, text in sources.items()}
         self._lang = lang
         self._min_words = min_words_for_marker
         self._parts: list[str] = []
@@ -125,7 +127,7 @@ class _ReferenceGate:
             self._advance(cut)
             if piece:
                 verdict = G._check(piece, self._values, self._values.__getitem__,
-                                   self._lang, self._min_words)
+                                   self._lang, self._min_words, self._pools.__getitem__, frozenset())
                 out.append(verdict)
                 if not verdict.ok:
                     self.failed = verdict
@@ -383,9 +385,9 @@ def test_gate_matches_the_plain_algorithm_where_the_fast_path_gives_way(text: st
 
 
 def _markers_reference(sentence: str, given) -> tuple:
-    """``_markers`` as one regex split, no fast path."""
+    """``_markers`` as one regex split (code brackets merged back), no fast path."""
     cited: dict[int, None] = {}
-    pieces = G._MARKER_SPLIT.split(sentence)
+    pieces = G._citations_only(G._MARKER_SPLIT.split(sentence))
     for k in range(1, len(pieces), 2):
         marker = pieces[k]
         for a, b in map(G._span, G._MARKER_PART.findall(marker)):

@@ -201,3 +201,14 @@ def test_is_public_source_globs():
     assert is_public_source("press/2024", "press/2024.md", ["press/*"])
     assert is_public_source("x", "site/contact.html", ["site/contact.*"])
     assert not is_public_source("about", "about.md", ["contact", "press/*"])
+
+
+def test_a_phone_shaped_title_quoted_from_a_source_is_not_private_data():
+    from vouched.guard.pii import pii_verdict
+
+    src = {1: "Her play “Call +44 20 7946 0958” ran in London for a year."}
+    assert pii_verdict("Her play “Call +44 20 7946 0958” ran for a year.", src, set(), (), "en") is None
+    # the same number unquoted, or quoted but not from the source, is still held
+    assert pii_verdict("Her play ran; call +44 20 7946 0958.", src, set(), (), "en").reason == "source_not_public"
+    assert pii_verdict("Her play “Ring +44 20 7946 0958” ran.", src, set(), (), "en") is not None
+    assert pii_verdict("Her play “Call +44 20 7946 0958” ran.", {1: "nothing"}, set(), (), "en") is not None

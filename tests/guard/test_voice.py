@@ -202,3 +202,29 @@ def test_matches_reference_tokenisation(case: tuple[str, list[str], list[str]]) 
     lang, toks, seps = case
     sentence = "".join(t + s for t, s in zip(toks, seps))
     assert (first_person_word(sentence, lang) is not None) is _reference(sentence, lang)
+
+
+# A first-person word inside a title or a name is not the assistant speaking; every true
+# first-person sentence next to them is still caught.
+@pytest.mark.parametrize(("sentence", "lang", "expected"), [
+    ("Her single I Will Survive topped the charts.", "en", None),
+    ("She starred in the film Me Before You in 2016.", "en", None),
+    ("She co-wrote “I Am Malala” with a journalist.", "en", None),
+    ('She sang "We Are Young" at the festival.', "en", None),
+    ("The I-Ching was translated twice.", "en", None),
+    ("Su canción Mi Vida Loca fue un éxito.", "es", None),
+    ("Su libro «Yo, Claudio» es famoso.", "es", None),
+    ("他写了《我的世界》一书。", "zh", None),
+    ("Она написала «Я и Москва».", "ru", None),
+    # true catches kept
+    ("Tessera and I built it.", "en", "i"),
+    ("Leila and I founded Quillmate in Porto.", "en", "i"),
+    ("So I think US law applies.", "en", "i"),
+    ("We Are the Champions is a song.", "en", "we"),  # a title that starts the sentence reads as "we"
+    ("She said I built it myself, in “My Way” style.", "en", "i"),
+    ("I wrote “Me Before You” myself.", "en", "i"),
+    ("他说我很好。", "zh", "我"),
+    ("Mi Vida Loca es su canción.", "es", "mi"),
+])
+def test_titles_and_names_hold_no_speaker(sentence: str, lang: str, expected: str | None) -> None:
+    assert first_person_word(sentence, lang) == expected

@@ -63,6 +63,10 @@ def _first_person_reference(sentence: str, lang: str | None) -> str | None:
     hit = search(_apostrophes(normalize_plain(sentence)))
     if hit is not None and "en" in langs and hit in ("i", "us"):
         hit = search(_apostrophes(normalize_plain(VOICE._NOT_PRONOUN.sub(" ", sentence))))
+    if hit is not None:
+        masked = VOICE._mask_titles(sentence)  # titles and names hold no speaker (tested in test_voice)
+        if masked != sentence:
+            return _first_person_reference(masked, lang)
     return hit
 
 

@@ -167,7 +167,7 @@ def test_property_size_limit_and_nothing_lost(paragraphs, max_chars):
 def test_split_code_keeps_indentation():
     code = "\n".join(f"    indented_{i} = {i}" for i in range(10))
     chunks = chunk_document(_doc([Block("code", code)]), max_chars=60)
-    assert len(chunks) > 1 and all(c.text.startswith("    indented_") for c in chunks)
+    assert len(chunks) > 1 and all(c.text.startswith("```\n    indented_") and c.text.endswith("\n```") for c in chunks)
 
 
 FA = """# درباره من

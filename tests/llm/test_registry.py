@@ -69,3 +69,15 @@ def test_scripted_from_settings() -> None:
 def test_bad_settings_are_config_errors(name: str, settings: dict, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         make_provider(name, settings)
+
+
+@pytest.mark.parametrize(("name", "settings"), [("gpt", {}), ("openai", {"base_url": "http://localhost/v1"}),
+                                                ("openai", {"model": "m", "base_url": "http://x/v1", "modle": 1})])
+def test_config_errors_name_the_table_that_exists(name: str, settings: dict) -> None:
+    """The provider's settings live in [answer] of vouched.toml; there is no [llm] table."""
+    from vouched.config import AnswerSettings
+
+    with pytest.raises(ConfigError) as e:
+        make_provider(name, settings)
+    assert str(e.value).startswith("answer") and "llm" not in str(e.value)
+    assert "provider" in AnswerSettings.model_fields

@@ -65,7 +65,7 @@ async def test_previous_turn_reaches_the_pipeline(site):
 
 
 async def test_notice_event_for_a_held_answer(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]. ", "I built it in 1999 [1]. Then more text."])
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]. ", "I built it in 1999 [1]. Then more text."])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     frames = parse_sse((await ask(app, {"question": Q})).text)
     kinds = [e for e, _ in frames]
@@ -156,7 +156,7 @@ async def test_provider_down_before_the_first_sentence_is_503(site):
 
 async def test_provider_failure_mid_stream_is_an_error_event(site):
     provider = ScriptedProvider().queue([ScriptedResponse(
-        ["The search ran on PostgreSQL with pgvector [1]. It used HNSW indexes [1]. ", "More"], fail_after=1,
+        ["The search ran on postgres with pgvector [1]. It used hnsw indexes [1]. ", "More"], fail_after=1,
         error=ProviderUnavailable("dropped"))])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     r = await ask(app, {"question": Q})
@@ -168,7 +168,7 @@ async def test_provider_failure_mid_stream_is_an_error_event(site):
 
 
 async def test_timeout_before_the_first_event_is_504(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL [1]. It used HNSW indexes [1]."], delay=5)
+    provider = ScriptedProvider(["The search ran on postgres [1]. It used hnsw indexes [1]."], delay=5)
     cfg = with_settings(site, server={"request_timeout_s": 0.3})
     app = create_app(cfg, assistant=scripted_assistant(cfg, provider, RecordingSpend()))
     r = await ask(app, {"question": Q})
@@ -177,7 +177,7 @@ async def test_timeout_before_the_first_event_is_504(site):
 
 
 async def test_timeout_mid_stream_cuts_with_an_error_event(site):
-    chunks = ["The search ran on PostgreSQL with pgvector [1]. It used HNSW indexes", " [1].", " More", " text"]
+    chunks = ["The search ran on postgres with pgvector [1]. It used hnsw indexes", " [1].", " More", " text"]
     provider = ScriptedProvider(chunks, delay=0.15)
     cfg = with_settings(site, server={"request_timeout_s": 0.5})
     spend = RecordingSpend()

@@ -30,7 +30,7 @@ from vouched.llm.scripted import ScriptedProvider
 from vouched.server import create_app
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
-SENTENCES = ["The search ran on PostgreSQL with pgvector [1]. ", "It used HNSW indexes for the vectors [1]. ",
+SENTENCES = ["The search ran on postgres with pgvector [1]. ", "It used hnsw indexes for the vectors [1]. ",
              "It was built for Tessera Health [1]."]
 
 
@@ -156,7 +156,7 @@ def test_chat_page_streams_sentences_shows_sources_and_lays_out_persian_rtl(site
                 time.sleep(0.05)
             final = snapshots[-1]
             assert final["busy"] == "false"
-            assert final["sentences"] == ["The search ran on PostgreSQL with pgvector.1", "It used HNSW indexes for the vectors.1",
+            assert final["sentences"] == ["The search ran on postgres with pgvector.1", "It used hnsw indexes for the vectors.1",
                                           "It was built for Tessera Health.1"]
             partial = [s for s in snapshots if s["busy"] == "true" and 0 < len(s["sentences"]) < 3]
             assert partial, "sentences should appear while the answer is still streaming"

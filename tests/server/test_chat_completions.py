@@ -66,7 +66,7 @@ async def test_refusal_arrives_as_assistant_text(site):
 
 
 async def test_previous_pair_is_the_last_user_assistant_exchange(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]."])
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]."])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     messages = [
         {"role": "user", "content": "old question"}, {"role": "assistant", "content": "old answer"},
@@ -127,3 +127,26 @@ def test_translation_of_every_event_kind():
     refusal_only = completion([RefusalEvent(layer="L1", category="fees", text="No."),
                                DoneEvent(outcome="refused", sources=(), trace_id="t2", layer="L1", category="fees")], model="m")
     assert refusal_only["choices"][0]["message"]["content"] == "No."
+
+
+def test_builder_outcomes_and_cap_without_a_server():
+    from vouched.server.openai import FaceOptions, count_tokens
+
+    src = CitedSource(number=1, id="c1", doc_id="d", title="T", section="S", url="https://x.test/t")
+    src2 = CitedSource(number=2, id="c2", doc_id="e", title="U")
+    one, two = SentenceEvent(text="Alpha beta gamma.", sources=(1,)), SentenceEvent(text="Delta epsilon.", sources=(2,))
+    held = completion([one, NoticeEvent(kind="held", text="Held."), DoneEvent(outcome="held", sources=(src,), trace_id="t")])
+    assert held["choices"][0]["finish_reason"] == "content_filter" and held["choices"][0]["message"]["refusal"] is None
+    capped = completion([one, two, DoneEvent(outcome="answered", sources=(src, src2), trace_id="t")],
+                        options=FaceOptions(max_tokens=count_tokens("Alpha beta gamma.")))
+    msg = capped["choices"][0]["message"]
+    assert msg["content"] == "Alpha beta gamma." and capped["choices"][0]["finish_reason"] == "length"
+    assert [s["id"] for s in capped["vouched"]["sources"]] == ["c1"]  # the cut sentence's source is not listed
+    assert msg["annotations"] == [{"type": "url_citation", "url_citation": {
+        "start_index": 0, "end_index": 17, "title": "T › S", "url": "https://x.test/t"}}]
+    inline = completion([one, two, DoneEvent(outcome="answered", sources=(src, src2), trace_id="t")],
+                        options=FaceOptions(inline_citations=True))
+    content = inline["choices"][0]["message"]["content"]
+    assert content == ("Alpha beta gamma. [1] Delta epsilon. [2]\n\nSources:\n[1] T — S · https://x.test/t\n[2] U")
+    spans = [content[a["url_citation"]["start_index"]:a["url_citation"]["end_index"]] for a in inline["choices"][0]["message"]["annotations"]]
+    assert spans == ["Alpha beta gamma.", "Delta epsilon."]

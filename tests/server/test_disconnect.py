@@ -15,7 +15,7 @@ from vouched.llm.scripted import ScriptedProvider
 from vouched.server import create_app
 
 Q = "Which database did the Tessera Health search run on?"
-FIRST = "The search ran on PostgreSQL with pgvector [1]. It used HNSW indexes"  # 16+ chars past the stop
+FIRST = "The search ran on postgres with pgvector [1]. It used hnsw indexes"  # 16+ chars past the stop
 SLOW = [" [1].", " Later", " text", " that", " should", " never", " be", " paid", " for", "."] * 3
 
 
@@ -72,7 +72,7 @@ def test_disconnect_closes_the_provider_stream_within_100ms_and_settles_what_was
 
 
 def test_disconnect_before_the_first_sentence_also_closes_the_provider(site):
-    provider = ScriptedProvider(["The search ran", " on PostgreSQL [1].", " More text here, and more."], delay=0.4)
+    provider = ScriptedProvider(["The search ran", " on postgres [1].", " More text here, and more."], delay=0.4)
     spend = RecordingSpend()
     app = create_app(site, assistant=scripted_assistant(site, provider, spend))
     with running(app) as url:

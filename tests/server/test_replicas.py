@@ -121,7 +121,7 @@ def redis(tmp_path_factory):
 @pytest.fixture(scope="module")
 def fake_model():
     usage = {"prompt_tokens": 10, "completion_tokens": MAX_OUT, "total_tokens": 10 + MAX_OUT}
-    reply = openai_events(["Leila Navid's Tessera Health search ran on PostgreSQL [1]."], usage=usage)
+    reply = openai_events(["Leila Navid's Tessera Health search ran on postgres [1]."], usage=usage)
     with WireServer([Reply(parts=reply) for _ in range(REQUESTS * 2)]) as server:
         yield server
 

@@ -29,7 +29,7 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
 
 
 async def test_metrics_count_requests_outcomes_stages_and_gate_stops(site):
-    provider = ScriptedProvider(["The search ran on PostgreSQL with pgvector [1]. ", "I built it myself [1]. More words here."])
+    provider = ScriptedProvider(["The search ran on postgres with pgvector [1]. ", "I built it myself [1]. More words here."])
     app = create_app(site, assistant=scripted_assistant(site, provider, RecordingSpend()))
     async with asgi_client(app) as c:
         await c.post("/v1/ask", json={"question": "Which database did the Tessera Health search run on?"})
@@ -122,3 +122,17 @@ def test_load_run_reports_throughput_and_time_to_first_sentence(site):
     assert report["outcomes"] == {"answered": 6}
     assert report["requests_per_s"] > 0
     assert 0 < report["ttfs_p50_ms"] <= report["ttfs_p95_ms"]
+
+
+async def test_the_page_says_when_the_corpus_is_not_calibrated(site):
+    """Issue 19: until a corpus is calibrated the chat page says so; a calibrated one shows nothing."""
+    from tests.server.conftest import with_settings
+
+    uncalibrated = with_settings(site, threshold={"value": 0.0})
+    calibrated = with_settings(site, threshold={"value": 0.5})
+    async with asgi_client(create_app(uncalibrated)) as c:
+        assert (await c.get("/v1/config")).json()["calibrated"] is False
+        html = (await c.get("/")).text
+    async with asgi_client(create_app(calibrated)) as c:
+        assert (await c.get("/v1/config")).json()["calibrated"] is True
+    assert 'id="uncalibrated"' in html and "vouched calibrate --auto --write" in html

@@ -144,3 +144,72 @@ class StoreSuite:
         s = make_store()
         with pytest.raises(StoreError, match="duplicate"):
             write(s, [ck("a#0", "one two three"), ck("a#0", "four five six")])
+
+    # -- ingest that cannot empty a live site (issue 19) ------------------------------------
+    def test_empty_version_is_refused_and_current_kept(self, store):
+        from vouched.errors import ShrinkRefused
+
+        v1 = store.current_version()
+        with pytest.raises(ShrinkRefused, match="no chunks and no records"):
+            with store.new_version(embedding_model=EMB.model_id, dim=EMB.dim, max_shrink=0.5) as w:
+                w.add([], np.zeros((0, EMB.dim), dtype=np.float32))
+        assert store.current_version().id == v1.id
+        assert [v.id for v in store.versions()] == [v1.id]  # nothing half-written
+        assert "alpha#0" in self.kw(store, "lighthouse lantern")
+
+    def test_shrink_past_max_is_refused_within_allowed(self, store):
+        from vouched.errors import ShrinkRefused
+
+        v1 = store.current_version()  # 9 chunks + 2 records = 11
+        keep = BASE[:5]  # 5 chunks + 0 records: 55% lost
+        with pytest.raises(ShrinkRefused, match="55% less"):
+            with store.new_version(embedding_model=EMB.model_id, dim=EMB.dim, max_shrink=0.5) as w:
+                w.add(keep, EMB.embed_passages([c.embed_text for c in keep]))
+        assert store.current_version().id == v1.id
+        with store.new_version(embedding_model=EMB.model_id, dim=EMB.dim, max_shrink=0.6) as w:
+            w.add(keep, EMB.embed_passages([c.embed_text for c in keep]))
+        assert store.current_version().id == w.version.id != v1.id
+
+    def test_rollback_switches_back_and_forth_atomically(self, store):
+        v1 = store.current_version()
+        v2 = write(store, [ck("zeta#0", "zebra stripes and zebra foals")])
+        assert self.kw(store, "zebra stripes") == ["zeta#0"]
+        back = store.switch_to()  # newest older than current
+        assert back.id == v1.id == store.current_version().id
+        assert self.kw(store, "zebra stripes") == [] and "alpha#0" in self.kw(store, "lighthouse lantern")
+        assert self.dense(store, "lighthouse lantern keeper")[0] in {"alpha#0", "gamma#0", "other#0", "old#0", "new#0", "older#0"}
+        assert store.switch_to(v2.id).id == v2.id
+        assert self.dense(store, "zebra") == ["zeta#0"]
+        with pytest.raises(StoreError, match="not in the store"):
+            store.switch_to(9999)
+        assert store.current_version().id == v2.id
+
+    def test_rollback_with_nothing_older_says_so(self, store):
+        with pytest.raises(StoreError, match="no older corpus version"):
+            store.switch_to()
+
+    def test_the_version_rolled_back_to_survives_the_next_ingest(self, store):
+        v1 = store.current_version()
+        write(store, [ck("bad#0", "a version nobody wanted")])
+        store.switch_to(v1.id)
+        v3 = write(store, [ck("next#0", "the next good version of the text")])
+        kept = [v.id for v in store.versions()]
+        assert v1.id in kept and v3.id in kept  # keep_versions=2: the one serving until now stays
+        assert store.switch_to().id == v1.id
+
+    def test_doc_freq_counts_chunks_per_term_and_follows_the_version(self, store):
+        from collections import Counter
+
+        from vouched.text import analyze
+
+        terms = ["lighthous", "lantern", "sourdough", "faro", "2023", "zebra", ""]
+        got = store.doc_freq(terms)
+        # reference: every chunk of the version (all tenants, drafts and old ones too), by its analysed terms
+        ref = Counter(t for c in BASE for t in set(analyze(c.embed_text, c.lang)))
+        assert got.n_docs == len(BASE)
+        for t in terms[:-1]:
+            assert got.get(t) == ref[t], t
+        assert got.get("zebra") == 0 and got.share("lantern") == ref["lantern"] / len(BASE)
+        write(store, [ck("zeta#0", "zebra stripes"), ck("eta#0", "zebra foals and a lantern")])
+        again = store.doc_freq(["zebra", "lantern", "lighthous"])
+        assert (again.n_docs, again.get("zebra"), again.get("lantern"), again.get("lighthous")) == (2, 2, 1, 0)

@@ -237,8 +237,8 @@ def test_failed_commit_removes_the_renamed_index(tmp_path, monkeypatch):
     store = SQLiteStore(tmp_path / "s.sqlite", ann_min_chunks=50, ann_params=FORCE)
     real = store._drop_old
 
-    def boom(db, vid):
-        real(db, vid)
+    def boom(db, vid, *rest):
+        real(db, vid, *rest)
         raise OSError("disk full")
 
     monkeypatch.setattr(store, "_drop_old", boom)

@@ -233,3 +233,62 @@ def test_keyword_search_agrees_with_sqlite_bm25(pair, case):
         assert [round(s, 6) for _, s in top_b] == [round(s, 6) for _, s in top_a]
         ids = [i for i, _ in a]
         assert pg.get_terms(ids, tenant) == lite.get_terms(ids, tenant)
+
+
+# -- migration 2: impact-scored postings, inline vectors ---------------------------------------
+
+def _crowded() -> list[Chunk]:
+    """Many best-scoring chunks a filter removes, a few weaker ones it keeps: candidates must widen."""
+    out = [ck(f"hot{i}#0", "lantern lantern lantern keeper " + "word " * (i % 7)) for i in range(300)]
+    out += [ck(f"draft{i}#0", "lantern lantern keeper", draft=True) for i in range(20)]
+    out += [ck(f"two{i}#0", "a lantern among many other words " + "filler " * i, tenant="two") for i in range(5)]
+    return out
+
+
+def test_impact_keyword_search_widens_past_filtered_candidates(pg_factory, tmp_path):
+    pg = pg_factory()
+    lite = SQLiteStore(tmp_path / "s.sqlite")
+    chunks = _crowded()
+    for s in (pg, lite):
+        write(s, chunks)
+    for f, limit in ((TODAY.__class__(tenant="two", as_of=TODAY.as_of), 3), (TODAY, 50), (TODAY, 5)):
+        got = pg.keyword_search(["lantern", "keeper"], f, limit)
+        assert pg.last_keyword_plan == "impact"
+        want = lite.keyword_search(["lantern", "keeper"], f, limit)
+        assert [i for i, _ in got] == [i for i, _ in want]
+        assert dict(got) == pytest.approx(dict(want), rel=1e-6)
+    assert pg.keyword_search(["lantern"], TODAY.__class__(tenant="nobody", as_of=TODAY.as_of), 3) == []
+    assert set(pg.last_write_times) >= {"prepare_s", "copy_chunks_s", "copy_postings_s", "hnsw_build_s", "total_s"}
+
+
+def test_a_version_written_before_migration_2_is_still_searched(pg_factory, monkeypatch, tmp_path):
+    import vouched.store.postgres as pgmod
+
+    schema = _schema()
+    monkeypatch.setattr(pgmod, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(pgmod, "SCHEMA_VERSION", 1)
+    old = pg_factory(schema)
+    assert [v for v, _ in old.migrations()] == [1]
+    monkeypatch.undo()
+    new = pg_factory(schema)  # migrates the v1 schema to the latest
+    assert [v for v, _ in new.migrations()] == [v for v, _, _ in MIGRATIONS]
+    write(new, _crowded())
+    with new._conn() as conn:  # the version as a v1 writer left it: no weights, no flag
+        conn.execute("UPDATE corpus_versions SET impact = FALSE")
+        conn.execute("UPDATE postings SET w = NULL")
+    lite = SQLiteStore(tmp_path / "s.sqlite")
+    write(lite, _crowded())
+    for f in (TODAY.__class__(tenant="two", as_of=TODAY.as_of), TODAY):
+        joined = new.keyword_search(["lantern", "keeper"], f, 3)
+        assert new.last_keyword_plan == "join"
+        assert [i for i, _ in joined] == [i for i, _ in lite.keyword_search(["lantern", "keeper"], f, 3)]
+
+
+def test_vectors_stay_in_the_heap_row(pg_factory):
+    s = pg_factory()
+    write(s, [ck(f"d{i}#0", "long text " * 300 + str(i)) for i in range(3)])
+    with s._conn() as conn:
+        storage = conn.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'vec'").fetchone()[0]
+    assert storage == "m"
+    hits = s.dense_search(EMB.embed_queries(["long text 1"])[0], TODAY, 3)
+    assert len(hits) == 3 and s.last_dense_plan == "exact"

@@ -67,3 +67,13 @@ def test_killed_ingest_leaves_previous_version_serving(tmp_path):
     # and the next ingest works
     v3 = write(s2, [ck("after#0", "after the crash lantern keeper")])
     assert s2.current_version().id == v3.id
+
+
+def test_doc_freq_same_from_fts5_and_from_the_in_memory_index(tmp_path):
+    fts = SQLiteStore(tmp_path / "f.sqlite", keyword_index_min_chunks=0)
+    idx = SQLiteStore(tmp_path / "i.sqlite", keyword_index_min_chunks=1)
+    for s in (fts, idx):
+        write(s, BASE)
+    terms = ["lighthous", "lantern", "keeper", "polici", "2024", "faro", "nothing"]
+    a, b = fts.doc_freq(terms), idx.doc_freq(terms)
+    assert idx.last_keyword_plan in ("", "index") and a == b and a.get("keeper") == 7

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from tests.answer.conftest import make_assistant, site_config  # noqa: F401  (module-scoped fixture)
+from vouched.errors import ConfigError, InputError, TraceNotFound, TraceStoreError, exit_code
 from vouched.llm.base import Usage
 from vouched.llm.scripted import ScriptedProvider
 from vouched.config import load_config
@@ -45,7 +46,7 @@ def traced(request, site_config):  # noqa: F811
     store = open_trace_store(site)
     assert isinstance(store, PostgresTraceStore if request.param == "postgres" else TraceStore)
     cfg = site.model_copy(update={"answer": site.answer.model_copy(update={"provider": "openai"})})
-    provider = ScriptedProvider(["The search ran on PostgreSQL [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "],
+    provider = ScriptedProvider(["The search ran on postgres [1]. ", "It cut costs by 73% [1]. ", "More text [1]. "],
                                 usage=Usage(input_tokens=100, output_tokens=20))
     held, _ = make_assistant(cfg, provider=provider, trace_sink=store.sink)
     ans = held.ask(Q)
@@ -69,7 +70,9 @@ def test_every_question_leaves_a_record(traced):
     assert l2["layer"] == "L2" and l2["evidence"] < l2["threshold"] == 0.30 and l2["evidence_run"] == "question"
     assert l2["retrieved"] and {"dense", "keyword", "evidence"} <= set(l2["retrieved"][0])
     held = s.get(traced["held"])
-    assert held["source_ids"] and held["usage"]["input_tokens"] == 100
+    # (the gate stops the stream at "73", a number in no source, before the provider's usage
+    # event: the call is counted from the bytes sent and received)
+    assert held["source_ids"] and held["usage"]["input_tokens"] >= 100
     assert set(held["stages_ms"]) >= {"l1", "retrieve", "generate", "total"}
 
 
@@ -79,7 +82,7 @@ def test_a_held_answer_names_the_rule_and_the_offending_value(traced):
     assert "HELD (L4 · unsupported_value)" in text
     assert "RULE" in text and "unsupported_value — a number, URL or e-mail is in no source the sentence cites" in text
     assert "OFFENDING VALUE" in text and "'73'" in text
-    assert "It cut costs by 73% [1]." in text
+    assert "It cut costs by 73%" in text  # held as soon as "73" was complete
     assert "retrieved (fusion order)" in text and "latency" in text and "retrieve" in text
     # the printed command says the same
     con = _console()
@@ -98,16 +101,18 @@ def test_trace_command_json_and_errors(traced, tmp_path):
     con = _console()
     assert trace_command(traced["config"], traced["l1"], True, out=con) == 0
     assert json.loads(con.file.getvalue())["category"] == "fees"
-    err = _console()
-    assert trace_command(traced["config"], "ffffffff", False, out=_console(), err=err) == 1
-    assert "no trace" in err.file.getvalue()
+    with pytest.raises(TraceNotFound, match="no trace") as e:
+        trace_command(traced["config"], "ffffffff", False, out=_console())
+    assert exit_code(e.value) == 1
     # no trace file yet: says so, creates nothing
     cfg = tmp_path / "vouched.toml"
     cfg.write_text('[store]\npath = "st/x.sqlite"\n', encoding="utf-8")
-    err = _console()
-    assert trace_command(cfg, "abcd", False, out=_console(), err=err) == 1
-    assert "no traces recorded yet" in err.file.getvalue() and not (tmp_path / "st").exists()
-    assert trace_command(tmp_path / "missing.toml", "abcd", False, out=_console(), err=_console()) == 2
+    with pytest.raises(TraceNotFound, match="no traces recorded yet") as e:
+        trace_command(cfg, "abcd", False, out=_console())
+    assert exit_code(e.value) == 1 and not (tmp_path / "st").exists()
+    with pytest.raises(ConfigError) as e:
+        trace_command(tmp_path / "missing.toml", "abcd", False, out=_console())
+    assert exit_code(e.value) == 2
 
 
 def test_trace_commands_on_an_empty_or_unreachable_postgres(tmp_path, postgres_dsn, monkeypatch):
@@ -117,22 +122,22 @@ def test_trace_commands_on_an_empty_or_unreachable_postgres(tmp_path, postgres_d
     cfg = tmp_path / "vouched.toml"
     cfg.write_text(f'[store]\ndsn = "{postgres_dsn}"\npg_schema = "{schema}"\n[trace]\nbackend = "postgres"\n',
                    encoding="utf-8")
-    err = _console()
-    assert traces_command(cfg, "1h", 10, True, out=_console(), err=err) == 1
-    assert "no traces recorded yet" in err.file.getvalue() and "has no traces table" in err.file.getvalue()
+    with pytest.raises(TraceNotFound, match="no traces recorded yet.*has no traces table") as e:
+        traces_command(cfg, "1h", 10, True, out=_console())
+    assert exit_code(e.value) == 1
     assert not PostgresTraceStore(postgres_dsn, schema=schema).exists()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     cfg.write_text(f'[store]\ndsn = "postgresql://postgres@127.0.0.1:{port}/postgres"\n[trace]\nbackend = "postgres"\n',
                    encoding="utf-8")
-    err = _console()
-    assert feedback_command(cfg, "abcd", True, "", out=_console(), err=err) == 1
-    assert "error" in err.file.getvalue() and "127.0.0.1" in err.file.getvalue()
+    with pytest.raises(TraceStoreError, match="127.0.0.1") as e:
+        feedback_command(cfg, "abcd", True, "", out=_console())
+    assert exit_code(e.value) == 1
     cfg.write_text('[trace]\nbackend = "postgres"\n', encoding="utf-8")  # no dsn anywhere: a config error
-    err = _console()
-    assert trace_command(cfg, "abcd", False, out=_console(), err=err) == 2
-    assert "store.dsn" in err.file.getvalue()
+    with pytest.raises(ConfigError, match="store.dsn") as e:
+        trace_command(cfg, "abcd", False, out=_console())
+    assert exit_code(e.value) == 2
 
 
 def test_traces_command_lists_and_filters(traced):
@@ -150,7 +155,9 @@ def test_traces_command_lists_and_filters(traced):
     con = _console()
     assert traces_command(traced["config"], future, 10, True, out=con) == 0
     assert json.loads(con.file.getvalue()) == []
-    assert traces_command(traced["config"], "yesterday", 10, False, out=_console(), err=_console()) == 2
+    with pytest.raises(InputError, match="yesterday") as e:
+        traces_command(traced["config"], "yesterday", 10, False, out=_console())
+    assert exit_code(e.value) == 2
 
 
 def test_feedback_command(traced):
@@ -159,7 +166,8 @@ def test_feedback_command(traced):
     assert "not useful" in con.file.getvalue()
     fb = traced["store"].get(traced["held"])["feedback"]
     assert fb[-1]["useful"] is False and fb[-1]["comment"] == "the 73% is made up"
-    assert feedback_command(traced["config"], "ffffffff", True, "", out=_console(), err=_console()) == 1
+    with pytest.raises(TraceNotFound):
+        feedback_command(traced["config"], "ffffffff", True, "", out=_console())
     assert "feedback" in trace_text(traced["store"].get(traced["held"]))
 
 

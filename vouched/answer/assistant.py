@@ -77,8 +77,11 @@ class Assistant:
 
     async def astream(self, question: str, previous: PreviousLike = None, *, lang: str | None = None,
                       tenant: str | None = None, as_of: date | None = None) -> AsyncIterator[Event]:
+        from vouched.answer.numbering import ReaderNumbers
+
+        numbers = ReaderNumbers()  # the reader's sources are numbered 1, 2, … as first cited
         async for e in self.pipeline.run(question, as_previous(previous), lang=lang, tenant=tenant, as_of=as_of):
-            yield e
+            yield numbers.apply(e)
 
     async def aask(self, question: str, previous: PreviousLike = None, **kw) -> Answer:
         return Answer.from_events([e async for e in self.astream(question, previous, **kw)])

@@ -1,53 +1,134 @@
-"""The default generator: no model at all — the sources' own sentences, cited.
+"""The default generator: no model at all — the sources' own words, cited.
 
-For each sentence of the prompt's sources it computes a sentence-level score from the
-question (dense cosine with the bundled embedder, and keyword coverage of the question's
-content words), keeps the best few that clear a floor, and writes them in a readable order
-(by source, then by position in the source), each ending with its source marker. Sentences
-in the first person are skipped: the site's own "I built…" must not become the assistant's
-voice. Its output then passes the same sentence gate as any model's.
+The prompt's sources are read into *units* — what can be quoted as one answer:
 
-When no sentence clears the floor it writes the NO_ANSWER token, which the pipeline turns
-into the fixed refusal.
+* a sentence of a paragraph;
+* a list item, with all of its sentences ("Fence the old primary. If it is reachable, stop
+  it with …");
+* a sentence followed by its continuation ("… has a tracking number. It starts with …");
+* a code block or a table, whole — with the lead-in that introduces it ("Promote within
+  5 minutes:" and the command). Blocks are never flattened, cut or quoted in part: a block
+  that the gate would not release whole (too long, a marker-like ``[0]`` inside, a word in
+  the first person) is not offered at all;
+* for a list question ("which libraries …", "what kinds of work …"), a list: its lead-in and
+  its items, or a section's opening sentence and the opening sentence of each subsection
+  among the sources — bounded (``MAX_ITEMS``, ``MAX_LIST_CHARS``).
+
+Each unit is scored against the question:
+
+* keyword coverage weighted by rarity among the given units (a word found in every unit
+  says little; a word found in none still counts against every unit), over the unit (full
+  weight) and its section heading and title (half weight);
+* the expected answer type (``answer_type``): a "how long / when / how many / which port"
+  question is answered only by a unit with a figure (a deadline, "within 5 minutes", ranks
+  first for "how soon"); for a "who" question a unit that names someone ranks first (only
+  ranks: "the client" answers "who owns the code?");
+* the question's anchors (``answer_type.question_anchors``: names, codes, numbers, quoted
+  titles; the subject's names excluded): when any anchor is found in some unit, a unit
+  that covers none of them is never chosen;
+* a unit that *states* an asked word's value ("the default protocol is 4") over one that
+  merely mentions it; a unit that quotes the question's words as a phrase;
+* sentence-level dense cosine with the bundled embedder, and the passage's rank.
+
+A source in another language than the question cannot match its words; its units are
+scored by dense cosine alone, discounted so that a unit in the reader's language that
+covers the question wins when there is one.
+
+The best unit and those within a small margin of it (at most ``max_sentences`` units,
+never a list and something else) are written in reading order, every sentence ending with
+its source marker. Units in the first person are skipped (the site's "I built …" must not
+become the assistant's voice). Every unit is first put through the same sentence gate the
+pipeline runs, so what is emitted is released whole. When no unit qualifies it writes
+NO_ANSWER, which the pipeline turns into the fixed refusal.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from functools import lru_cache
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from vouched.embed.base import Embedder
 from vouched.guard.prompt import NO_ANSWER, PromptSource
 from vouched.llm.base import ProviderStream, StreamPiece, Usage
-from vouched.retrieve.evidence import clip_cosine, coverage
-from vouched.text import analyze, split_sentences, words
+from vouched.retrieve.evidence import clip_cosine
+from vouched.text import analyze, content_words, normalize, split_sentences, words
+from vouched.text.sentences import block_spans
+from vouched.answer.answer_type import FIGURE_TYPES, names_someone, plain_form
 
 MIN_WORDS = 4
-TOP_SOURCES = 4  # sentences are taken from the best few passages only
-# Sentence score weights: sentence-level dense cosine, keyword coverage, and the rank of the
-# passage it comes from (1/rank). Sentence similarity alone favours sentences that repeat the
-# question's names; the passage prior keeps the answer in the passage retrieval ranked first.
-W_DENSE, W_KEYWORD, W_RANK = 0.55, 0.35, 0.10
+TOP_SOURCES = 4  # sentences are taken from the best few passages (lists and blocks: all given)
 MAX_SENTENCE_CHARS = 600
-_TRAILING_PUNCT = re.compile(r"([.!?。！？؟।]+[\"'”’»)\]]*)\s*$")
+MAX_BLOCK_CHARS = 1200
+MAX_ITEMS = 8
+MAX_LIST_CHARS = 1500
+# Score weights: rarity-weighted keyword coverage, sentence-level dense cosine, the rank of
+# the passage (1/rank), a unit that states an asked word's value, one that quotes the
+# question as a phrase. A source in another language: dense alone, times CROSS_LANGUAGE.
+W_KEYWORD, W_DENSE, W_RANK, W_STATES, W_PHRASE, W_ANCHOR = 0.35, 0.55, 0.03, 0.05, 0.10, 0.08
+W_PAIR = -0.03  # two sentences together win over one only when they cover more of the question
+W_LIST = 0.08  # a list question: its list over any one sentence
+W_LEAD = 0.02  # the first unit of a passage (what it is about)
+W_TYPE = 0.10  # the asked type in its plainest form ("within 5 minutes" for "how soon")
+W_NEAR = 0.05  # one sentence (a table: one row) holds both an anchor and the asked figure
+CONTAINER_MARGIN = 0.06  # a list item or lead-in + block that holds the best sentence is written instead
+CONTEXT_WEIGHT = 0.5
+CROSS_MARGIN = 0.005
+MARGIN = 0.04
+_TRAILING_PUNCT = re.compile(r"([.!?。！？؟।:]+[\"'”’»)\]]*)\s*$")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_MARKERISH = re.compile(r"\[\s*\d+(?:\s*[,،;\-–]\s*\d+)*\s*\]")
+_BLANK = re.compile(r"\n[ \t\r]*\n")
+# A word followed by a copula and, within a few words, a figure: "the default port is 5432".
+_COPULA = r"(?:is|are|was|were|equals|es|son|era|fue|é|são|foi|est|sont|était|ist|sind|war|—|=|:)"
+_CONTINUATION = frozenset(
+    """
+    it its this these they that those he she his her their them
+    esto este esta estos estas ello ella ellas ellos él su sus
+    isso isto ele ela eles elas seu sua
+    il elle ils elles cela ceci ce cette ces
+    es er sie dies diese dieser dieses
+    это он она они оно этот эта эти
+    """.split()
+)
 
 
 @dataclass(frozen=True)
-class ScoredSentence:
+class Unit:
+    """What can be quoted as one answer: the sentences to write, each to be cited."""
+
     source: int
     position: int
-    text: str
+    kind: str  # sentence | item | pair | continued (a pair whose second opens with "It …") | block | list
+    parts: tuple[tuple[int, str], ...]  # (source number, text) per sentence or block
+    context: str  # section heading and title: what the unit is about
+
+    @property
+    def text(self) -> str:
+        return " ".join(t for _, t in self.parts)
+
+
+@dataclass(frozen=True)
+class ScoredUnit:
+    unit: Unit
     score: float
-    dense: float
     keyword: float
+    dense: float
+    anchors: int  # anchors of the question the unit covers
+    states: bool = False  # it states an asked word's value or definition
 
 
 def add_marker(sentence: str, number: int) -> str:
-    """'She built it.' → 'She built it [1].' (the marker before the final punctuation)."""
+    """'She built it.' → 'She built it [1].' (the marker before the final punctuation).
+
+    A code block or table keeps its lines: the marker follows its last line.
+    """
+    if _is_block(sentence.strip()):
+        return f"{sentence.strip()} [{number}]"
     s = " ".join(sentence.split())
     m = _TRAILING_PUNCT.search(s)
     if m:
@@ -55,100 +136,451 @@ def add_marker(sentence: str, number: int) -> str:
     return f"{s} [{number}]."
 
 
-def candidate_sentences(sources: Sequence[PromptSource], lang: str | None) -> list[tuple[int, int, str, str]]:
-    """(source number, position, sentence, context): the context is the sentence's section
-    heading (or the title), which often carries what the sentence is about ("SEV1")."""
+# -- reading sources into units -------------------------------------------------------------
+def _segments(text: str) -> list[tuple[str, str]]:
+    """(kind, text) in order: 'block' (a fenced code block or a table, whole), 'list' (lines
+    packed with single line breaks: list items) or 'para'."""
+    out: list[tuple[str, str]] = []
+
+    def loose(piece: str) -> None:
+        for seg in _BLANK.split(piece):
+            seg = seg.strip("\n")
+            if not seg.strip():
+                continue
+            lines = [ln for ln in seg.split("\n") if ln.strip()]
+            out.append(("list" if len(lines) > 1 else "para", seg.strip()))
+
+    pos = 0
+    for a, b in block_spans(text):
+        loose(text[pos:a])
+        out.append(("block", text[a:b].strip("\n")))
+        pos = b
+    loose(text[pos:])
+    return out
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in (_LIST_MARK.sub("", x).strip() for x in split_sentences(text)) if s]
+
+
+def _speaks_first_person(text: str, lang: str | None) -> bool:
     from vouched.guard.voice import first_person_word
 
+    return first_person_word(text, lang) is not None
+
+
+_LABEL_VALUE = re.compile(r"^[^\W\d_][\w'’ \-]{0,30}:\s+\S")
+
+
+def _quotable(sentence: str) -> bool:
+    """Long enough to say something (or a "Label: value" line), short enough to quote."""
+    n = len(words(sentence))
+    return (n >= MIN_WORDS or (n >= 2 and _LABEL_VALUE.match(sentence) is not None)) and len(sentence) <= MAX_SENTENCE_CHARS
+
+
+def _is_lead(sentence: str) -> bool:
+    return sentence.rstrip().endswith((":", "："))
+
+
+def units_of(source: PromptSource, lang: str | None, *, sentences: bool = True) -> list[Unit]:
+    """The units of one source, in reading order (see the module docstring)."""
+    context = " ".join(x for x in (source.section.split(" > ")[-1] if source.section else "", source.title) if x)
+    n = source.number
+    out: list[Unit] = []
+    segs = _segments(source.text)
+    pos = 0
+
+    def unit(kind: str, texts: Sequence[str]) -> None:
+        nonlocal pos
+        pos += 1
+        out.append(Unit(n, pos, kind, tuple((n, t) for t in texts), context))
+
+    for i, (kind, seg) in enumerate(segs):
+        nxt = segs[i + 1] if i + 1 < len(segs) else None
+        if kind == "block":
+            if len(seg) <= MAX_BLOCK_CHARS and not _MARKERISH.search(seg):
+                lead = []
+                if i > 0 and segs[i - 1][0] != "block":  # the item, or the paragraph's last sentence
+                    lead = _sentences(segs[i - 1][1].split("\n")[-1])
+                    lead = lead if segs[i - 1][0] == "list" or len(lead) <= 2 else lead[-1:]
+                if lead and _is_lead(lead[-1]) and all(len(x) <= MAX_SENTENCE_CHARS for x in lead):
+                    unit("block", [*lead, seg])
+                else:
+                    unit("block", [seg])
+            continue
+        lines = seg.split("\n") if kind == "list" else [seg]
+        for j, line in enumerate(lines):
+            sents = _sentences(line)
+            if not sents:
+                continue
+            is_last_line = j == len(lines) - 1
+            if kind == "list" and len(sents) > 1 and all(len(x) <= MAX_SENTENCE_CHARS for x in sents):
+                if not (_is_lead(sents[-1]) and is_last_line and nxt is not None and nxt[0] == "block"):
+                    unit("item", sents)
+            if not sentences:
+                continue
+            for k, sent in enumerate(sents):
+                if _is_lead(sent) or not _quotable(sent):
+                    continue
+                unit("sentence", [sent])
+                if k + 1 < len(sents) and _quotable(sents[k + 1]) and not _is_lead(sents[k + 1]):
+                    first = words(sents[k + 1])[:1]
+                    unit("continued" if first and first[0] in _CONTINUATION else "pair", [sent, sents[k + 1]])
+        # A lead-in and the list that follows it, for list questions.
+        if kind != "list" and nxt is not None and nxt[0] == "list":
+            lead = _sentences(seg)[-1:] if _sentences(seg) else []
+            if lead and _is_lead(lead[0]):
+                items = [f"- {' '.join(_sentences(ln))}" for ln in nxt[1].split("\n") if _sentences(ln)][:MAX_ITEMS]
+                if items and len(" ".join([*lead, *items])) <= MAX_LIST_CHARS:
+                    unit("list", [*lead, *items])
+    return [u for u in out if not _speaks_first_person(u.text, lang)]
+
+
+def _chunk_position(source: PromptSource) -> int:
+    tail = source.id.rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def section_lists(sources: Sequence[PromptSource], lang: str | None) -> list[Unit]:
+    """A section's opening sentence and the opening sentence of each of its subsections
+    found among the sources ("maintains three libraries" + one sentence per library)."""
     out = []
-    for s in sources:
-        context = s.section.split(" > ")[-1] if s.section else s.title
-        for pos, sent in enumerate(split_sentences(s.text)):
-            sent = _LIST_MARK.sub("", sent).strip()
-            if len(words(sent)) < MIN_WORDS or len(sent) > MAX_SENTENCE_CHARS:
-                continue
-            if sent.endswith(":"):  # a lead-in to a list, not a statement
-                continue
-            if first_person_word(sent, lang) is not None:
-                continue
-            out.append((s.number, pos, sent, context))
+    for parent in sources:
+        prefix = parent.section + " > " if parent.section else ""
+        children = sorted(
+            (s for s in sources if s.doc_id == parent.doc_id and s.section and s.section != parent.section
+             and s.section.startswith(prefix) and " > " not in s.section[len(prefix):]),
+            key=_chunk_position,
+        )
+        if len(children) < 2:
+            continue
+        opening = next((x for x in _sentences(parent.text) if _quotable(x) and not _is_lead(x)), None)
+        if opening is None:
+            continue
+        parts = [(parent.number, opening)]
+        for child in children[:MAX_ITEMS]:
+            first = next((x for x in _sentences(child.text) if _quotable(x) and not _is_lead(x)), None)
+            if first is not None:
+                parts.append((child.number, f"- {first}"))
+        if len(parts) > 2 and sum(len(t) for _, t in parts) <= MAX_LIST_CHARS:
+            u = Unit(parent.number, 0, "list", tuple(parts), (parent.section.split(" > ")[-1] + " " + parent.title).strip())
+            if not _speaks_first_person(u.text, lang):
+                out.append(u)
     return out
 
 
-def score_sentences(
-    question: str, cands: Sequence[tuple[int, int, str, str]], embedder: Embedder | None, lang: str | None
-) -> list[ScoredSentence]:
-    q_terms = analyze(question, lang, unique=True)
-    dense = np.zeros(len(cands), dtype=np.float32)
-    if embedder is not None and cands:
+# -- scoring --------------------------------------------------------------------------------
+def _contains(seq: Sequence[str], sub: Sequence[str]) -> bool:
+    if not sub:
+        return False
+    k = len(sub)
+    first = sub[0]
+    return any(seq[i] == first and list(seq[i : i + k]) == list(sub) for i in range(len(seq) - k + 1))
+
+
+def anchor_found(anchor: str, text: str, lang: str | None) -> bool:
+    """An anchor is found in a text as a phrase of whole words in a row, each as written or
+    with the same stem ("Tessera's" is "Tessera"; "label was created" is not "Label created")."""
+    from vouched.text import stem
+
+    want = words(anchor)
+    have = words(text)
+    if not want:
+        return False
+    if _contains(have, want):
+        return True
+    ws = [stem(w, lang) for w in want]
+    k = len(ws)
+    for i in range(len(have) - k + 1):
+        if all(have[i + j] == want[j] or stem(have[i + j], lang) == ws[j] for j in range(k)):
+            return True
+    return False
+
+
+_ARTICLE = r"(?:a|an|the|un|una|el|la|los|las|um|uma|o|os|le|les|une|ein|eine|der|die|das)"
+
+
+def _states(unit_text: str, terms: Iterable[str]) -> bool:
+    """One of the asked words, then a copula, then a figure within a few words ("the default
+    port is 5432"); or a unit that opens by defining an asked word ("Fencing: stopping …",
+    "A replica is a …")."""
+    t = normalize(unit_text)
+    for w in terms:
+        if len(w) < 3:
+            continue
+        e = re.escape(w)
+        if re.search(rf"(?:^|\W){e}\w*\s*{_COPULA}\s+(?:\S+\s+){{0,4}}?[^\w\s]?\d", t):
+            return True
+        if re.match(rf"(?:\W*\w+\s+){{0,2}}?{e}\w*(?:\s*:\s|\s+(?:is|are|es|son|é|são|est|sont|ist|sind)\s+{_ARTICLE}\s)", t):
+            return True
+    return False
+
+
+_FIGURE = re.compile(r"(?<![^\W\d_])\d")
+
+
+def _near(unit: Unit, anchors: Sequence[str], lang: str | None) -> bool:
+    """Some sentence (a table or code block: some line) holds an anchor and a figure."""
+    for _, text in unit.parts:
+        for piece in (text.split("\n") if "\n" in text else [text]):
+            if _FIGURE.search(normalize(piece)) and any(anchor_found(a, piece, lang) for a in anchors):
+                return True
+    return False
+
+
+@lru_cache(maxsize=512)
+def _language_of(text: str) -> str:
+    from vouched.text import detect_language
+
+    return detect_language(text)
+
+
+def _common_run(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest run of words that ``a`` and ``b`` share, in order."""
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0] * (len(b) + 1)
+        for j, y in enumerate(b, 1):
+            if x == y:
+                cur[j] = prev[j - 1] + 1
+                if cur[j] > best:
+                    best = cur[j]
+        prev = cur
+    return best
+
+
+def score_units(
+    question: str,
+    units: Sequence[Unit],
+    embedder: Embedder | None,
+    lang: str | None,
+    *,
+    anchors: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    languages: dict[int, str] | None = None,
+    kind: str | None = None,
+    list_question: bool = False,
+) -> list[ScoredUnit]:
+    """Score every unit against the question (see the module docstring). Pure but for the
+    embedder call; ``languages``: the language of each source number, when known."""
+    excluded = {t for name in exclude for t in analyze(name, lang)}
+    q_terms = [t for t in analyze(question, lang, unique=True) if t not in excluded]
+    unit_terms = [set(analyze(u.text, lang)) for u in units]
+    ctx_terms = [set(analyze(u.context, lang)) for u in units]
+    n = max(len(units), 1)
+    df = {t: sum(1 for ut in unit_terms if t in ut) for t in q_terms}
+    weight = {t: math.log(1 + n / (1 + df[t])) for t in q_terms}
+    total = sum(weight.values())
+    dense = np.zeros(len(units), dtype=np.float32)
+    if embedder is not None and units:
         try:
             qv = embedder.embed_queries([question])[0]
-            dense = embedder.embed_passages([f"{c[3]}: {c[2]}" if c[3] else c[2] for c in cands]) @ qv
+            dense = embedder.embed_passages([f"{u.context}: {u.text}" if u.context else u.text for u in units]) @ qv
         except Exception:  # embedder down: keyword coverage alone still ranks
-            dense = np.zeros(len(cands), dtype=np.float32)
+            dense = np.zeros(len(units), dtype=np.float32)
+    q_words = words(question)
+    asked = content_words(question, lang)
+    q_phrase = [w for w in q_words if w not in {x for name in exclude for x in words(name)}]
+    def is_cross(u: Unit) -> bool:
+        return languages is not None and lang is not None and languages.get(u.source, lang) != lang
+
+    same = [float(d) for u, d in zip(units, dense) if not is_cross(u)]
+    best_same = clip_cosine(max(same)) if same else 0.0
+    # A source in another language stands in for full coverage when one of its units is
+    # closer to the question than every unit in the reader's language.
+    closer = {u.source for u, d in zip(units, dense) if is_cross(u) and clip_cosine(float(d)) > best_same + CROSS_MARGIN}
     out = []
-    for (num, pos, text, context), d in zip(cands, dense):
-        kw = coverage(q_terms, analyze(f"{context} {text}", lang, unique=True), min_matching=1)
+    for u, ut, ct, d in zip(units, unit_terms, ctx_terms, dense):
+        kw = 0.0
+        if total > 0:
+            kw = sum(weight[t] * (1.0 if t in ut else CONTEXT_WEIGHT if t in ct else 0.0) for t in q_terms) / total
         dd = clip_cosine(float(d))
-        out.append(ScoredSentence(num, pos, text, W_DENSE * dd + W_KEYWORD * kw + W_RANK / num, dd, kw))
+        if u.kind == "pair":  # two neighbours: each must be about what was asked
+            covered = min(sum(1 for a in anchors if anchor_found(a, f"{u.context} {t}", lang)) for _, t in u.parts)
+        else:
+            covered = sum(1 for a in anchors if anchor_found(a, f"{u.context} {u.text}", lang))
+        states = False
+        if is_cross(u):
+            # Its words cannot match the question's: it stands in for full coverage only
+            # when it is closer to the question than every unit in the reader's language.
+            kw = 1.0 if u.source in closer else 0.0
+            score = W_KEYWORD * kw + W_DENSE * dd
+        else:
+            score = W_KEYWORD * kw + W_DENSE * dd
+            states = _states(u.text, asked)
+            if states:
+                score += W_STATES
+            run = _common_run(q_phrase, words(u.text)) if len(q_phrase) >= 3 else 0
+            if run >= 3:  # the unit quotes the question's words
+                score += W_PHRASE * min(1.0, (run - 2) / max(1, min(len(q_phrase), 6) - 2))
+            if kind is not None and plain_form(u.text, kind):
+                score += W_TYPE
+            if kind == "person" and any(names_someone(t) for _, t in u.parts):
+                score += W_TYPE
+        if kind in ("duration", "date", "quantity") and anchors and _near(u, anchors, lang):
+            score += W_NEAR
+        if anchors:
+            score += W_ANCHOR * covered / len(anchors)
+        if u.kind == "pair":
+            score += W_PAIR
+        if list_question and u.kind == "list":
+            score += W_LIST
+        if u.position == 1:
+            score += W_LEAD
+        score += W_RANK / u.source
+        out.append(ScoredUnit(u, score, kw, dd, covered, states))
     return out
 
 
-def choose(scored: Sequence[ScoredSentence], k: int, margin: float = 0.03, floor: float = 0.0) -> list[ScoredSentence]:
-    """The best k within `margin` of the best score (and above `floor`), in reading order."""
+def choose(scored: Sequence[ScoredUnit], k: int, margin: float = MARGIN, floor: float = 0.0) -> list[ScoredUnit]:
+    """The best k within ``margin`` of the best score (and above ``floor``), in reading order;
+    a list is written alone."""
     if not scored:
         return []
-    ranked = sorted(scored, key=lambda s: (-s.score, s.source, s.position))
-    best = ranked[0].score
-    if best < floor:
+    ranked = sorted(scored, key=lambda s: (-s.score, s.unit.source, s.unit.position))
+    best = ranked[0]
+    if best.score < floor:
         return []
-    picked = [s for s in ranked if s.score >= best - margin][:k]
+    if best.unit.kind == "list":
+        return [best]
+    picked: list[ScoredUnit] = []
     seen: set[str] = set()
-    unique = []
-    for s in picked:
-        key = " ".join(words(s.text))
-        if key not in seen:
-            seen.add(key)
-            unique.append(s)
-    return sorted(unique, key=lambda s: (s.source, s.position))
+    ranked = [_container(s, scored) for s in ranked]
+    for s in ranked:
+        if s.score < best.score - margin or len(picked) >= k:
+            break
+        if s.unit.kind == "list":
+            continue
+        if best.states and not s.states:
+            continue  # the value was stated: a unit that merely mentions the word adds nothing
+        texts = [" ".join(words(t)) for _, t in s.unit.parts]
+        if any(t in seen for t in texts):
+            continue  # a sentence already written, or part of a unit already written
+        if any(t in x or x in t for t in texts for x in seen):
+            continue
+        seen.update(texts)
+        picked.append(s)
+    return sorted(picked, key=lambda s: (s.unit.source, s.unit.position))
+
+
+def _container(s: ScoredUnit, scored: Sequence[ScoredUnit]) -> ScoredUnit:
+    """A list item or a lead-in with its block that holds this sentence, when it scores
+    nearly as well: the step with its command, the item with its condition."""
+    if s.unit.kind != "sentence":
+        return s
+    text = s.unit.parts[0][1]
+    best = s
+    for c in scored:
+        if (c.unit.kind in ("item", "block", "continued") and c.unit.source == s.unit.source
+                and any(t == text for _, t in c.unit.parts) and c.score >= s.score - CONTAINER_MARGIN
+                and (best is s or c.score > best.score)):
+            best = c
+    return best
+
+
+def _released_whole(unit: Unit, gate_sources: dict[int, str], lang: str | None) -> bool:
+    """Would the pipeline's gate release every part of this unit, each as one sentence?"""
+    from vouched.guard.gate import SentenceGate
+
+    gate = SentenceGate(gate_sources, lang)
+    texts = [add_marker(t, num) for num, t in unit.parts]
+    verdicts = gate.feed(joined(texts)) + gate.finish()
+    return len(verdicts) == len(texts) and all(v.ok for v in verdicts)
 
 
 class ExtractiveGenerator:
-    """Writes cited sentences of the sources; costs nothing and reserves nothing."""
+    """Writes cited units of the sources; costs nothing and reserves nothing."""
 
     name = "extractive"
     model = "extractive"
 
-    def __init__(self, embedder: Embedder | None, max_sentences: int = 3, floor: float = 0.0) -> None:
+    def __init__(self, embedder: Embedder | None, max_sentences: int = 3, floor: float = 0.0,
+                 exclude: Sequence[str] = ()) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
         self.floor = floor
+        self.exclude = tuple(exclude)  # the subject's and site's names: never an anchor or an asked word
 
-    def plan(self, question: str, sources: Sequence[PromptSource], lang: str | None) -> list[str]:
-        from vouched.answer.answer_type import question_type, satisfies
+    def candidates(self, question: str, sources: Sequence[PromptSource], lang: str | None) -> list[Unit]:
+        from vouched.answer.answer_type import is_list_question, question_type, satisfies
 
-        top = sorted(sources, key=lambda s: s.number)[:TOP_SOURCES]
-        cands = candidate_sentences(top, lang)
+        ordered = sorted(sources, key=lambda s: s.number)
+        top = {s.number for s in ordered[:TOP_SOURCES]}
+        units: list[Unit] = []
+        for s in ordered:
+            # Sentences from the best few passages; blocks, items and lists from every one given.
+            units.extend(u for u in units_of(s, lang, sentences=s.number in top)
+                         if s.number in top or u.kind in ("block", "item", "list"))
+        if is_list_question(question):
+            units.extend(section_lists(ordered, lang))
+        else:
+            units = [u for u in units if u.kind != "list"]
+        if is_list_question(question):
+            # The list's opening line ("She maintains three libraries.") is not its answer.
+            openings = {u.parts[0][1] for u in units if u.kind == "list"}
+            units = [u for u in units if u.kind == "list" or u.parts[0][1] not in openings]
         kind = question_type(question)
-        if kind is not None:
-            # "how long / when / how many" is not answered by a sentence with no figure in it
-            cands = [c for c in cands if satisfies(c[2], kind)]
-        scored = score_sentences(question, cands, self.embedder, lang)
-        picked = choose(scored, self.max_sentences, floor=self.floor)
+        if kind in FIGURE_TYPES:
+            # "how long / when / how many / which port" is not answered by a unit without a
+            # figure ("who" only ranks: "the client" can answer "who owns the code?")
+            units = [u for u in units if any(satisfies(t, kind) for _, t in u.parts)]
+        return units
+
+    def plan(self, question: str, sources: Sequence[PromptSource], lang: str | None,
+             anchors: Sequence[str] | None = None) -> list[str]:
+        """The cited sentences to write (or ``[NO_ANSWER]``). ``anchors``: the question's
+        anchors when the caller has them (default: ``answer_type.question_anchors``)."""
+        from vouched.answer.answer_type import is_list_question, question_anchors, question_type
+
+        units = self.candidates(question, sources, lang)
+        if anchors is None:
+            anchors = question_anchors(question, lang, self.exclude)
+        languages = {s.number: _language_of(s.text[:400]) for s in sources} if lang else None
+        scored = score_units(question, units, self.embedder, lang, anchors=anchors, exclude=self.exclude,
+                             languages=languages, kind=question_type(question),
+                             list_question=is_list_question(question))
+        if any(s.anchors for s in scored):
+            # Some unit is about what was asked: never answer with one that is about none of it.
+            scored = [s for s in scored if s.anchors]
+        gate_sources = {s.number: s.text for s in sources}
+        ranked = sorted(scored, key=lambda s: -s.score)
+        usable = []
+        for s in ranked:
+            if len(usable) >= self.max_sentences + 4:
+                break
+            if _released_whole(s.unit, gate_sources, lang):
+                usable.append(s)
+        picked = choose(usable, self.max_sentences, floor=self.floor)
         if not picked:
             return [NO_ANSWER]
-        return [add_marker(s.text, s.source) for s in picked]
+        return [add_marker(t, num) for s in picked for num, t in s.unit.parts]
 
     def stream_text(self, sentences: Sequence[str]) -> ProviderStream:
         return stream_of(sentences, name=self.name, model=self.model)
 
 
+def _is_block(text: str) -> bool:
+    return "\n" in text and bool(block_spans(text))
+
+
+def pieces(sentences: Sequence[str]) -> list[str]:
+    """The stream's text pieces: each sentence and a space; a list item ("- …") on a line of
+    its own; a code block or table on lines of its own, so that the sentence splitter sees
+    it whole and nothing joins its lines."""
+    return [f"\n{s}\n" if _is_block(s) else f"\n{s}" if s.startswith("- ") else s + " " for s in sentences]
+
+
+def joined(sentences: Sequence[str]) -> str:
+    return "".join(pieces(sentences))
+
+
 def stream_of(sentences: Sequence[str], *, name: str = "extractive", model: str = "extractive") -> ProviderStream:
-    """A ProviderStream that yields the given sentences, then a zero-cost final piece."""
+    """A ProviderStream that yields the given sentences (``pieces``), then a zero-cost final piece."""
 
     async def source(_stream: ProviderStream):
-        for s in sentences:
-            yield StreamPiece(text=s + " ")
+        for text in pieces(sentences):
+            yield StreamPiece(text=text)
         yield StreamPiece(usage=Usage(input_tokens=0, output_tokens=0), finish_reason="stop")
 
     return ProviderStream(source, provider=name, model=model)

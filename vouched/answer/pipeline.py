@@ -62,6 +62,9 @@ class TraceRecord:
     threshold: float = 0.0
     evidence: float = 0.0
     evidence_run: str = ""
+    anchors: list[str] = field(default_factory=list)  # L2 coverage: "kind:text" of each anchor of the question
+    anchors_found: list[str] = field(default_factory=list)
+    anchors_missing: list[str] = field(default_factory=list)
     retrieved: list[dict] = field(default_factory=list)
     source_ids: list[str] = field(default_factory=list)
     sentences: list[dict] = field(default_factory=list)
@@ -102,7 +105,12 @@ class Pipeline:
         self.trace_sink = trace_sink
         # L1 runs every language's pack: a reader may ask in any language, and safety must
         # not depend on language identification.
-        self.packs = load_packs(LANGS, config.guard.extra_patterns or None)
+        from vouched.guard.kinds import packs_for_kind, texts_for_kind
+
+        # ... of the categories in force for the site's kind (vouched.guard.kinds)
+        self.packs = packs_for_kind(load_packs(LANGS, config.guard.extra_patterns or None), config.site_kind,
+                                    config.site.refuse, config.guard.extra_patterns)
+        self._texts = texts_for_kind(config.site_kind, config.guard.texts)
         s = config.subject
         self.subject_names = tuple(n for n in (s.name, *s.aliases) if n)
         self.last_trace: TraceRecord | None = None
@@ -117,7 +125,7 @@ class Pipeline:
     def text(self, key: str, lang: str) -> str:
         from vouched.guard.texts import fixed_text
 
-        return fixed_text(key, lang, self.config.guard.texts or None, default_lang=self.config.default_language)
+        return fixed_text(key, lang, self._texts, default_lang=self.config.default_language)
 
     def _lang(self, question: str, lang: str | None) -> str:
         from vouched.text import detect_language
@@ -257,8 +265,13 @@ class Pipeline:
         t = time.perf_counter()
         for i, part in enumerate(parts):
             prev = previous if i == 0 or previous is not None else Previous(question=parts[0])
-            runs = self._run_texts(part, prev)
+            runs = self._run_texts(part, prev, lang)
             decision, results = await asyncio.to_thread(self._score_runs, runs, lang, filters)
+            if decision.passed:
+                cov = self._coverage(trace, part, lang, results, decision.run, results[decision.run].passages)
+                if cov is not None and not cov.passed:
+                    trace.warnings.append(f"part {i + 1}: L2 coverage: {cov.reason}")
+                    decision = dataclasses.replace(decision, passed=False)
             if decision.passed and decision.run == "joined" and prev is not previous:
                 # Joined to the first part, the first part's words carry the score: count it
                 # only if the passages also hold a word of this part's own.
@@ -344,14 +357,43 @@ class Pipeline:
     def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
         return self._retriever_factory().search(query, filters=filters, query_lang=lang)
 
-    def _run_texts(self, question: str, previous: Previous | None) -> dict[str, str]:
+    def _run_texts(self, question: str, previous: Previous | None, lang: str | None = None) -> dict[str, str]:
+        from vouched.answer.followup import followup_reason
         from vouched.guard.route import is_ordinal, resolve_ordinal
+        from vouched.text.anchors import question_anchors
 
         if previous is None:
             return {"question": question}
         item = resolve_ordinal(question, previous.answer)
-        return scoring_queries(question, previous.question, previous.answer, item,
-                               item is not None or is_ordinal(question))
+        ordinal = item is not None or is_ordinal(question)
+        if not ordinal:
+            # Only a question that reads as a follow-up is also scored joined to the previous turn.
+            own = question_anchors(question, lang or self._lang(question, None), exempt_names=self.subject_names)
+            if followup_reason(question, own, packs=self.packs) is None:
+                return {"question": question}
+        return scoring_queries(question, previous.question, previous.answer, item, ordinal)
+
+    def _coverage(self, trace: TraceRecord, question: str, lang: str, results: dict, run: str, passages):
+        """L2 coverage of the question's OWN anchors by the passages that would be given
+        (vouched.answer.coverage), whichever run passed; recorded on the trace. None when off."""
+        from vouched.answer.coverage import check_coverage, passages_keys
+        from vouched.text.anchors import question_anchors
+
+        th = self.config.threshold
+        if not th.coverage:
+            return None
+        t = time.perf_counter()
+        own = results.get("question")
+        df = own.doc_freq if own is not None else None
+        anchors = question_anchors(question, lang, exempt_names=self.subject_names,
+                                   doc_freq=df.df if df is not None else None, n_docs=df.n_docs if df is not None else 0,
+                                   rare_cut=0.0 if run == "ordinal" else th.rare_cut)
+        verdict = check_coverage(anchors, passages_keys(passages), rare_share=th.rare_share)
+        trace.anchors.extend(a for a in verdict.anchors if a not in trace.anchors)
+        trace.anchors_found.extend(a for a in verdict.found if a not in trace.anchors_found)
+        trace.anchors_missing.extend(a for a in verdict.missing if a not in trace.anchors_missing)
+        trace.stages_ms["coverage"] = trace.stages_ms.get("coverage", 0.0) + (time.perf_counter() - t) * 1000
+        return verdict
 
     def score_evidence(self, question: str, previous: Previous | None, lang: str, filters: SearchFilters):
         """L2's input: the runs a question is scored as, each searched, and the decision.
@@ -359,11 +401,11 @@ class Pipeline:
         Synchronous (retrieval is): the pipeline runs it in a worker thread; calibration calls
         it directly, so a calibrated threshold is measured exactly as it is applied.
         """
-        return self._score_runs(self._run_texts(question, previous), lang, filters)
+        return self._score_runs(self._run_texts(question, previous, lang), lang, filters)
 
     def _score_runs(self, runs: dict[str, str], lang: str, filters: SearchFilters):
         results = {name: self._search(q, filters, lang) for name, q in runs.items()}
-        return decide({n: r.evidence for n, r in results.items()}, self.config.threshold.value), results
+        return decide({n: r.evidence for n, r in results.items()}, self.config.threshold_in_force()), results
 
     async def _retrieval(self, trace, question, previous, lang, tenant, as_of) -> AsyncIterator[Event]:
         from vouched.guard.route import mentions_subject
@@ -373,7 +415,7 @@ class Pipeline:
         t = time.perf_counter()
         # Retrieval is synchronous (SQLite, numpy, the embedder): run it off the event loop so
         # concurrent streams in the service do not wait on each other.
-        runs = self._run_texts(question, previous)
+        runs = self._run_texts(question, previous, lang)
         decision, results = await asyncio.to_thread(self._score_runs, runs, lang, filters)
         trace.stages_ms["retrieve"] = (time.perf_counter() - t) * 1000
         # What the extractive generator looks for: the run that carried the evidence (for a
@@ -391,13 +433,19 @@ class Pipeline:
             passages = _merge_for_order(passages, list(aug.passages), cfg.retrieval.rrf_k, cfg.retrieval.top_k)
         trace.retrieved = _trace_rows(passages)
         refuse = not decision.passed or await self._out_of_force(trace, plan_question, best.passages, filters, lang)
+        category = "no_evidence"
+        if not refuse:
+            cov = self._coverage(trace, question, lang, results, decision.run, passages)
+            if cov is not None and not cov.passed:
+                trace.warnings.append(f"L2 coverage: {cov.reason}")
+                refuse, category = True, "uncovered"
         if refuse:
             if about_subject:
                 trace.route = "records_summary"
                 async for e in self._records(trace, "overview", lang, tenant):
                     yield e
                 return
-            for e in self._refuse(trace, "L2", "no_evidence", lang, "refusal.no_evidence"):
+            for e in self._refuse(trace, "L2", category, lang, "refusal.no_evidence"):
                 yield e
             return
 
@@ -460,7 +508,7 @@ class Pipeline:
                         ) -> AsyncIterator[Event]:
         cfg = self.config
         if cfg.answer.provider == "extractive" or self._provider_factory is None:
-            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences)
+            gen = ExtractiveGenerator(self._embedder_factory(), cfg.answer.extractive_sentences, exclude=self.subject_names)
             t = time.perf_counter()
             sentences = await asyncio.to_thread(gen.plan, plan_question or question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
@@ -501,7 +549,11 @@ class Pipeline:
         from vouched.guard.gate import SentenceGate
         from vouched.llm.base import settle_usage
 
-        gate = SentenceGate({s.number: s.text for s in sources}, lang)
+        # early_stop (a model's stream: prompt_bytes > 0): a value or name in none of the sources stops
+        # the stream as soon as it is complete; sentences copied from the sources (extractive,
+        # records) cannot hold one.
+        gate = SentenceGate({s.number: s.text for s in sources}, lang, allowed_names=self.subject_names,
+                            early_stop=prompt_bytes > 0)
         by_number = {s.number: s for s in sources}
         cited: list[int] = []
         released = 0
@@ -545,7 +597,8 @@ class Pipeline:
         if stop and stop[0] == "held":
             layer = "L5" if stop[1] == "first_person" else "L4"
             trace.layer, trace.category, trace.outcome = layer, stop[1], "held"
-            yield NoticeEvent(kind="held", text=self.text("notice.held", lang), rule=stop[1])
+            key = "notice.held_name" if stop[1] == "unsupported_name" else "notice.held"
+            yield NoticeEvent(kind="held", text=self.text(key, lang), rule=stop[1])
             yield DoneEvent(outcome="held", sources=done_sources, trace_id=trace.id, layer=layer, category=stop[1], usage=usage_ev, lang=lang)
             return
         if finish_reason == "length":

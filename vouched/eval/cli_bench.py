@@ -1,7 +1,10 @@
 """`vouched bench retrieval`: pick the conditions, check inputs, run, print, return an exit code.
 
-Exit codes (the CLI passes them through): 0 every target met, 1 a target missed,
-2 bad input (dataset missing or malformed, a checksum or count differing from the
+(`vouched bench run benchmarks/retrieval/FILE.yaml` runs one of these conditions too, beside the
+other benchmarks' condition files in benchmarks/conditions/: vouched.eval.bench_run.)
+
+Exit codes: 0 every target met, 1 a target missed (returned); 2 bad input (raised as
+BenchInputError, mapped by the CLI's one table) (dataset missing or malformed, a checksum or count differing from the
 condition file, an unknown mode). Inputs are verified before any search runs.
 
 Which conditions run: `--condition FILE` runs that one. Otherwise every condition file in
@@ -16,15 +19,15 @@ JSON output: one condition prints its report object; several print
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 from vouched.eval.conditions import MODES, Condition, load_condition, verify_inputs
 from vouched.eval.datasets import BenchInputError, detect_format, load_dataset
 
-BENCH_EXIT_OK, BENCH_EXIT_MISS, BENCH_EXIT_BAD_INPUT = 0, 1, 2
+BENCH_EXIT_OK, BENCH_EXIT_MISS, BENCH_EXIT_BAD_INPUT = EXIT_OK, EXIT_NO, EXIT_INPUT  # the one table (vouched.errors)
 
 # Conditions run when a dataset has no condition file (e.g. outside the repository).
 _ADHOC_XQUAD = (("xquad-es-es", "es", "es"), ("xquad-es-en", "es", "en"))
@@ -90,33 +93,33 @@ def bench_retrieval_command(
     embedder: Any = None,
     sample: int | None = None,
 ) -> int:
-    """Run the retrieval benchmark as the CLI does; returns the exit code."""
+    """Run the retrieval benchmark as the CLI does: 0 every target met, 1 one missed.
+
+    Input that cannot be used — an unknown mode, a dataset missing or differing from its
+    condition file — raises BenchInputError (exit 2) before any search runs.
+    """
     from vouched.eval.bench_retrieval import run_retrieval_bench
 
     dataset = Path(dataset)
     modes = MODES if mode == "all" else (mode,)
-    try:
-        if mode != "all" and mode not in MODES:
-            raise BenchInputError(f"--mode {mode!r} is not known; use keyword, dense, hybrid, hybrid+rerank or all")
-        if runs < 1:
-            raise BenchInputError(f"--runs must be >= 1, got {runs}")
-        if sample is not None and sample < 1:
-            raise BenchInputError(f"--sample must be >= 1, got {sample}")
-        plans, notes = plan_conditions(dataset, condition)
-        loaded = []
-        for plan in plans:  # every input is verified before the first search runs
-            ds = load_dataset(dataset, plan.loader, **plan.params)
-            if plan.condition is not None:
-                problems = verify_inputs(ds, plan.condition)
-                if problems:
-                    raise BenchInputError(
-                        f"{plan.name}: the input differs from the condition file, so its figures do not apply:\n  "
-                        + "\n  ".join(problems)
-                    )
-            loaded.append((plan, ds))
-    except BenchInputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return BENCH_EXIT_BAD_INPUT
+    if mode != "all" and mode not in MODES:
+        raise BenchInputError(f"--mode {mode!r} is not known; use keyword, dense, hybrid, hybrid+rerank or all")
+    if runs < 1:
+        raise BenchInputError(f"--runs must be >= 1, got {runs}")
+    if sample is not None and sample < 1:
+        raise BenchInputError(f"--sample must be >= 1, got {sample}")
+    plans, notes = plan_conditions(dataset, condition)
+    loaded = []
+    for plan in plans:  # every input is verified before the first search runs
+        ds = load_dataset(dataset, plan.loader, **plan.params)
+        if plan.condition is not None:
+            problems = verify_inputs(ds, plan.condition)
+            if problems:
+                raise BenchInputError(
+                    f"{plan.name}: the input differs from the condition file, so its figures do not apply:\n  "
+                    + "\n  ".join(problems)
+                )
+        loaded.append((plan, ds))
 
     results: dict[str, dict[str, Any]] = {}
     for plan, ds in loaded:
@@ -173,7 +176,8 @@ def print_report(report: dict[str, Any]) -> None:
     console.print(f"store: {'reused' if s['reused'] else 'built'} {s['path']} ({s['seconds']:.1f} s)")
     for w in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {w}")
-    styles = {"pass": "[green]PASS[/green]", "fail": "[bold red]FAIL[/bold red]", "skipped": "[dim]skip[/dim]"}
+    styles = {"pass": "[green]PASS[/green]", "fail": "[bold red]FAIL[/bold red]", "skipped": "[dim]skip[/dim]",
+              "known_miss": "[yellow]known miss[/yellow]", "fixed": "[cyan]now passes (update the condition file)[/cyan]"}
     for t in report.get("targets", []):
         console.print(f"{styles[t['status']]} {t['target']}" + (f"  ({t['detail']})" if t.get("detail") else ""))
     if "passed" in report:

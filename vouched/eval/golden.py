@@ -98,7 +98,7 @@ from typing import Any, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
 from vouched.config import SUPPORTED_LANGS
-from vouched.errors import VouchedError
+from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 
 __all__ = [
     "GOLDEN_EXIT_BAD_INPUT",
@@ -123,15 +123,14 @@ __all__ = [
     "summarize",
 ]
 
-GOLDEN_EXIT_OK, GOLDEN_EXIT_FAIL, GOLDEN_EXIT_BAD_INPUT = 0, 1, 2
+GOLDEN_EXIT_OK, GOLDEN_EXIT_FAIL, GOLDEN_EXIT_BAD_INPUT = EXIT_OK, EXIT_NO, EXIT_INPUT  # the one table (vouched.errors)
 L1_CATEGORIES = ("fees", "availability", "hiring", "private", "speculation", "meta", "task")
 RECALL_K = 5
 ANSWERED_OUTCOMES = frozenset({"answered", "records", "held", "truncated"})
 ExpectKind = Literal["refuse_pattern", "refuse_no_evidence", "records", "answer"]
 
 
-class GoldenInputError(VouchedError):
-    """A golden file is missing or malformed; the message names the file and line."""
+from vouched.errors import GoldenInputError  # noqa: E402  (drawn in the one error tree; re-exported here)
 
 
 # -- the file ----------------------------------------------------------------------------------
@@ -573,16 +572,16 @@ def build_assistant(config_path: Path | None):
 
 def golden_command(path: Path, config: Path | None = None, as_json: bool = False, report_dir: Path | None = None,
                    *, progress: bool = True, assistant=None) -> int:
-    """`vouched eval`: run a golden set, print figures, optionally write the HTML report; exit code."""
-    try:
-        cases = load_golden(path)
-        notes: list[str] = []
-        version = None
-        if assistant is None:
-            assistant, version, notes = build_assistant(_find_config(Path(path), config))
-    except VouchedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return GOLDEN_EXIT_BAD_INPUT
+    """`vouched eval`: run a golden set, print figures, optionally write the HTML report.
+
+    Returns 0 when every gate passes, 1 when one fails; a file, config or store that cannot be
+    used raises (GoldenInputError, ConfigError: exit 2 through vouched.errors.EXIT_CODES).
+    """
+    cases = load_golden(path)
+    notes: list[str] = []
+    version = None
+    if assistant is None:
+        assistant, version, notes = build_assistant(_find_config(Path(path), config))
     report = run_golden(assistant, cases, progress=progress)
     report.meta.update({"golden": str(path), "cases": len(cases), "notes": notes,
                         "corpus_version": version.hash if version else None})

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from vouched.errors import EXIT_NO
+
 __all__ = [
     "CALIBRATE_EXIT_SUGGESTED",
     "RefusedSuggestion",
@@ -29,7 +31,7 @@ __all__ = [
     "thresholds_to_check",
 ]
 
-CALIBRATE_EXIT_SUGGESTED = 3
+CALIBRATE_EXIT_SUGGESTED = EXIT_NO  # a check failed (was 3; 3 is an ingest error in the one table, vouched.errors)
 PREFIX = "suggested"
 
 

@@ -62,10 +62,11 @@ replaced and checks, feed by feed, that both give the same verdicts.
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, NamedTuple
+from typing import Callable, Iterable, Mapping, NamedTuple
 
+from vouched.guard.names import _UPPER, NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
-from vouched.guard.voice import first_person_word
+from vouched.guard.voice import first_person_word, mask_source_quotes
 from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 from vouched.text.scripts import HAN_CLASS
 
@@ -81,7 +82,7 @@ __all__ = [
     "word_count",
 ]
 
-RULES = ("marker_range", "missing_marker", "unsupported_value", "first_person", "no_answer")
+RULES = ("marker_range", "missing_marker", "unsupported_value", "unsupported_name", "first_person", "no_answer")
 DEFAULT_MIN_WORDS = 7
 LOOKAHEAD = 16  # > the splitter's longest look-ahead (a month name, a list-item prefix)
 _WINDOW = 256  # first window split per sentence; doubled while no boundary is in it
@@ -141,6 +142,23 @@ _TERMINAL_SPAN = re.compile(
 _HELD = r"(?>(?:[^.!?…．؟۔।॥。！？\n\u2029«]+|[.!?…．]+(?=[^\s\"'”’»)\]」』）】》〉\[.!?…．]))*)"
 _SENTENCE = re.compile(_HELD + "(?:" + _CUT.pattern + _HELD + ")?")
 
+# The early stop (``SentenceGate._feed_early``): a character that may be part of a value
+# or a name (cased text: a capital of any script, a digit of any script, "@", "/" or a
+# quote; fa/ar/zh/hi text: a Latin letter instead of a capital), a word boundary, and the unfinished Latin word or number at the end of
+# fa/ar/zh/hi text.
+# (A digit right after "[" or another digit does not count: a marker's digits are no value.)
+_CANDIDATE = re.compile(f"[{_UPPER.pattern[1:-1]}@/\"“«„《「『]|(?<![\\[\\d])\\d")
+_CANDIDATE_UNCASED = re.compile(r"[A-Za-z\d@/\"“«„《「『]")
+_BOUNDARY = re.compile(r"\s")
+_DIGIT = re.compile(r"\d")
+_OPEN_TAIL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-.,@:/%+~#=?&\u066b\u066c\u00a0\u202f")
+
+
+def cand_after(buf: str, at: int, uncased: bool) -> bool:
+    """Whether the unfinished text from ``at`` holds a candidate character."""
+    return (_CANDIDATE_UNCASED if uncased else _CANDIDATE).search(buf, at) is not None
+
+
 # Every character _AFTER_TERMINAL can take that is no space: terminal punctuation,
 # closers, "[" (markers, maybe unfinished) and opening quotes.
 _AFTER_CHARS = frozenset(".!?…．؟۔।॥。！？\"'”’»)]」』）】》〉[“‘«¿¡(")
@@ -164,6 +182,17 @@ def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...
         return (), None, sentence.strip()
     # [text, marker, text, marker, ..., text]: the matches of _MARKER.finditer, in one call.
     pieces = _MARKER_SPLIT.split(sentence)
+    # Code (``r[0]``) or a code span is no citation: only a bracket glued to an ASCII word
+    # character, ")" or "]", or any bracket in a sentence with a backtick, needs a look.
+    if len(pieces) == 3:
+        before = pieces[0]
+        code = "`" in sentence or (bool(before) and before[-1] < "\x80" and (before[-1].isalnum() or before[-1] in "_)]"))
+    else:
+        code = "`" in sentence or any(_glued(pieces, k) for k in range(1, len(pieces), 2))
+    if code:
+        pieces = _citations_only(pieces)
+        if len(pieces) == 1:
+            return (), None, sentence.strip()
     if len(pieces) == 3:  # one marker, the usual case
         marker = pieces[1]
         inner = marker[1:-1]
@@ -191,16 +220,71 @@ def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...
     return tuple(cited), None, "".join(pieces).strip()
 
 
+def _glued(pieces: list[str], k: int) -> bool:
+    """Whether marker ``k`` of ``_MARKER_SPLIT``'s pieces is glued to an ASCII word
+    character, ")" or "]" (cheap test; identifiers are ASCII: "用户[5]" is a citation)."""
+    before = pieces[k - 1]
+    return bool(before) and before[-1] < "\x80" and (before[-1].isalnum() or before[-1] in "_)]")
+
+
+def _is_code_index(before: str, marker: str, after: str, bracket_next: bool) -> bool:
+    """A bracket that is code, not a citation: ``r[0]``, ``rows_by_id[2]``, ``f()[1]``,
+    ``a[1][2]``, ``a[1]=…``, ``a[1].x`` — glued to an identifier that is one ASCII letter,
+    holds "_" or "(", or ends with ")" or "]"; or followed at once by "[", "(", "=" or a
+    letter/digit (or "." and one); or an index 0 (no source is numbered 0). ``before`` and
+    ``after``: the text on either side; ``bracket_next``: another bracket follows at once."""
+    if not before or before[-1] >= "\x80" or not (before[-1].isalnum() or before[-1] in "_)]"):
+        return False
+    token = before.rsplit(None, 1)[-1]
+    if bracket_next and not after:  # "a[1][2]": glued to the next bracket
+        return True
+    if marker[1:-1].strip() in ("0", "٠", "۰"):
+        return True
+    if (len(token) == 1 and token.isascii() and token.isalpha()) or "_" in token or "(" in token \
+            or token[-1] in ")]":
+        return True
+    return bool(after) and (after[0] in "[(=" or after[0].isalnum()
+                            or (after[0] == "." and len(after) > 1 and after[1].isalnum()))
+
+
+def _citations_only(pieces: list[str]) -> list[str]:
+    """``pieces`` with every bracket that is not a citation merged back into the text:
+    one inside a code span (between backticks) or one that is code (``_is_code_index``)."""
+    out = [pieces[0]]
+    ticks = pieces[0].count("`")
+    for k in range(1, len(pieces), 2):
+        marker, after = pieces[k], pieces[k + 1]
+        if ticks % 2 == 1 or _is_code_index(out[-1], marker, after, k + 2 < len(pieces)):
+            out[-1] += marker + after
+        else:
+            out += [marker, after]
+        ticks += after.count("`")
+    return out
+
+
 def _span(part: str) -> tuple[int, int]:
     lo, _, hi = part.replace("–", "-").partition("-")
     return int(lo), int(hi) if hi else int(lo)
 
 
 def strip_markers(sentence: str) -> str:
-    """The sentence without its markers: "built it [1]." → "built it."."""
+    """The sentence without its markers: "built it [1]." → "built it."; code such as
+    ``r[0]`` or a bracket inside a code span stays (see ``_is_code_index``)."""
     if "[" not in sentence:
         return sentence.strip()
-    return _MARKER_STRIP.sub("", sentence).strip()
+    if "`" in sentence:
+        pieces = _MARKER_SPLIT.split(sentence)
+        pieces = _citations_only(pieces)
+    else:
+        pieces = _MARKER_SPLIT.split(sentence)
+        if any(_glued(pieces, k) for k in range(1, len(pieces), 2)):
+            pieces = _citations_only(pieces)
+        elif len(pieces) > 1:
+            return _MARKER_STRIP.sub("", sentence).strip()
+    for k in range(1, len(pieces), 2):
+        pieces[k - 1] = pieces[k - 1].rstrip(" \t\u00a0")
+        pieces[k] = ""
+    return "".join(pieces).strip()
 
 
 def word_count(text: str) -> float:
@@ -222,12 +306,15 @@ def _check(
     values_of: Callable[[int], frozenset[str]],
     lang: str | None,
     min_words: int,
+    names_of: Callable[[int], NamePool],
+    allowed: frozenset[str],
 ) -> GateVerdict:
     cited, bad, text = _markers(sentence, given)
     if bad is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "marker_range", bad))
     values = value_spans(text)
-    if not cited and (values or word_count(text) >= min_words):
+    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed)
+    if not cited and (values or names or word_count(text) >= min_words):
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
                                         values[0][1] if values else None))
     if values:
@@ -241,7 +328,20 @@ def _check(
             for _kind, raw, canonical in values:
                 if not any(canonical in pool for pool in pools):
                     return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_value", raw))
+    if names:
+        name_pools = [names_of(i) for i in cited]
+        for kind, raw, key in names:
+            for pool in name_pools:
+                if pool.has(kind, key):
+                    break
+            else:
+                return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_name", raw))
     word = first_person_word(text, lang)
+    if word is not None and cited:
+        # A quotation of a cited source's own words holds no speaker but the source's.
+        masked = mask_source_quotes(text, [names_of(i).text for i in cited])
+        if masked != text:
+            word = first_person_word(masked, lang)
     if word is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "first_person", word))
     if NO_ANSWER in sentence:
@@ -255,6 +355,7 @@ def check_sentence(
     lang: str | None = None,
     *,
     min_words_for_marker: int = DEFAULT_MIN_WORDS,
+    allowed_names: Iterable[str] = (),
 ) -> GateVerdict:
     """Check one sentence against the numbered ``sources`` (pure; see the module docstring)."""
     cache: dict[int, frozenset[str]] = {}
@@ -264,7 +365,25 @@ def check_sentence(
             cache[i] = source_values(sources[i])
         return cache[i]
 
-    return _check(sentence, sources, values_of, lang, min_words_for_marker)
+    pools: dict[int, NamePool] = {}
+
+    def names_of(i: int) -> NamePool:
+        if i not in pools:
+            pools[i] = NamePool(sources[i])
+        return pools[i]
+
+    return _check(sentence, sources, values_of, lang, min_words_for_marker, names_of,
+                  allowed_keys(allowed_names))
+
+
+def allowed_keys(names: Iterable[str]) -> frozenset[str]:
+    """Keys the name rule never reports: every word of the subject's and site's names."""
+    out: set[str] = set()
+    for name in names:
+        if name:
+            out.update(name_keys(name))
+            out.update(name_keys("".join(name.split())))  # "Data Dog" also as "DataDog"
+    return frozenset(out)
 
 
 class SentenceGate:
@@ -276,10 +395,15 @@ class SentenceGate:
         lang: str | None = None,
         *,
         min_words_for_marker: int = DEFAULT_MIN_WORDS,
+        allowed_names: Iterable[str] = (),
+        early_stop: bool = False,
     ) -> None:
         if min_words_for_marker < 1:
             raise ValueError("min_words_for_marker must be at least 1")
         self._values = {int(i): source_values(text) for i, text in sources.items()}
+        self._pools = {int(i): NamePool(text) for i, text in sources.items()}
+        self._pool_of = self._pools.__getitem__
+        self._allowed = allowed_keys(allowed_names)
         self._value_set = self._values.__getitem__
         self._lang = lang
         self._min_words = min_words_for_marker
@@ -297,6 +421,14 @@ class SentenceGate:
         self._scan_part = 0  # its index in _parts
         self._failed: GateVerdict | None = None
         self._closed = False
+        self._probe_at = 0  # the early stop: offset probed up to (may go below 0)
+        if early_stop:
+            # Look at every completed word as it arrives (see ``_feed_early``).
+            self._union = frozenset().union(*self._values.values())
+            self._cand = False  # the unfinished word holds a candidate character
+            self._union_pool: NamePool | None = None
+            self._uncased = lang is not None and lang[:2].lower() in ("fa", "ar", "zh", "hi")
+            self.feed = self._feed_early  # type: ignore[method-assign]
 
     @property
     def pending(self) -> str:
@@ -380,6 +512,94 @@ class SentenceGate:
                 return []
         return self._drain_live()
 
+    def _feed_early(self, chunk: str) -> list[GateVerdict]:
+        """``feed``, then the early stop: a value or name that is in *none* of the sources
+        cannot be satisfied by any marker, so the sentence is decided as soon as the word
+        holding it is complete (followed by a space; in fa/ar/zh/hi text by any character
+        that cannot continue a Latin word or a number) — not at its end. The verdict's
+        ``sentence`` is the text so far. Only the sentence being held is probed, up to its
+        first terminal punctuation; everything the probe holds, the full check at the
+        sentence's end would hold too (it uses the same functions, on the cited sources,
+        which are among all the sources).
+        """
+        out = SentenceGate.feed(self, chunk)
+        if self._closed or not chunk:
+            return out
+        cand = _CANDIDATE_UNCASED if self._uncased else _CANDIDATE
+        if not self._cand:
+            m = cand.search(chunk)
+            if m is None:
+                return out
+            self._cand = True
+            if _BOUNDARY.search(chunk, m.end()) is None and not self._uncased:
+                return out  # the word is not complete yet
+        elif not self._uncased and _BOUNDARY.search(chunk) is None:
+            return out
+        verdict = self._probe()
+        if verdict is not None:
+            self._failed = verdict
+            self._closed = True
+            self._need = -1
+            out.append(verdict)
+        return out
+
+    def _probe(self) -> GateVerdict | None:
+        """Check the words completed since the last probe against all the sources."""
+        parts = self._parts
+        buf = parts[0] if len(parts) == 1 else "".join(parts)  # (joining in place would lose the scan's chunks)
+        off = self._off
+        if self._uncased:
+            end = len(buf)  # back over the unfinished Latin word or number at the end
+            while end > off and (buf[end - 1] in _OPEN_TAIL_CHARS or buf[end - 1].isdigit()):
+                end -= 1
+        else:
+            end = max(buf.rfind(" "), buf.rfind("\n"), buf.rfind("\t")) + 1
+        start = max(self._probe_at, off)
+        if end <= start:
+            self._cand = cand_after(buf, start, self._uncased)
+            return None
+        t = _TERMINAL.search(buf, start, end)  # (any before ``start`` stopped an earlier probe there)
+        if t is not None:  # the held sentence ends before: leave it to the full check
+            end = t.start()
+            if end <= start:
+                self._cand = True
+                return None
+        # From the start of the word before (its context: German trigger words, clause starts).
+        ps = max(off, buf.rfind(" ", off, max(off, start - 1)) + 1) if start > off else off
+        opened = buf.rfind("[", off, ps)
+        if opened > buf.rfind("]", off, ps):  # inside a marker ("[1, 2]"): from its "["
+            ps = opened
+        region = buf[ps:end]
+        pm = _PARTIAL_MARKER.search(region)
+        if pm is not None:  # an unfinished marker: probe it next time
+            end = ps + pm.start()
+            region = region[: pm.start()]
+        self._probe_at = end
+        self._cand = cand_after(buf, end, self._uncased)
+        text = strip_markers(region) if "[" in region else region.strip()
+        if not text or (ps == off and text.isalpha() and text.istitle()):
+            return None  # nothing, or the sentence's first word (no name by its capital alone)
+        if _DIGIT.search(text) is not None:
+            for _kind, raw, canonical in value_spans(text):
+                if canonical not in self._union:
+                    return _tuple_new(GateVerdict, (buf[off:end].strip(), "", (), False, "unsupported_value", raw))
+        before = buf[off:ps]
+        if "[" in before:
+            before = strip_markers(before)
+        before = before.rstrip()
+        initial = not before or before[-1] in ":;—–•"
+        names = name_spans(text, self._lang, self._allowed, initial=initial)
+        if names:
+            pool = self._union_pool
+            if pool is None:  # every source's words in one pool (found in one = found in the union)
+                pool = self._union_pool = NamePool("\n".join(p.text for p in self._pools.values()))
+            for kind, raw, key in names:
+                if NO_ANSWER in raw:
+                    continue
+                if not pool.has(kind, key):
+                    return _tuple_new(GateVerdict, (buf[off:end].strip(), "", (), False, "unsupported_name", raw))
+        return None
+
     def finish(self) -> list[GateVerdict]:
         """Verdicts of the rest of the stream; closes the gate."""
         if self._closed:
@@ -402,6 +622,7 @@ class SentenceGate:
             self._parts = [self._text()[pos:]]
             self._len -= pos
             self._off = 0
+            self._probe_at -= pos
 
     def _drain_live(self) -> list[GateVerdict]:
         """Cut and check every held sentence whose end is settled (``_next_cut`` without
@@ -526,8 +747,10 @@ class SentenceGate:
                 parts[:] = [buf[cut:]]
                 self._len -= cut
                 self._off = 0
+                self._probe_at -= cut  # (the early stop's offset moves with the text)
             if piece:
-                verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words)
+                verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words,
+                                 self._pool_of, self._allowed)
                 out.append(verdict)
                 if not verdict[3]:  # ok
                     self._failed = verdict
@@ -556,7 +779,8 @@ class SentenceGate:
             piece = self._parts[0][self._off : cut].strip()  # _next_cut joined the parts
             self._advance(cut)
             if piece:
-                verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words)
+                verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words,
+                                 self._pool_of, self._allowed)
                 out.append(verdict)
                 if not verdict[3]:  # ok
                     self._failed = verdict

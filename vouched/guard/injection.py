@@ -56,6 +56,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from vouched.errors import ConfigError
@@ -74,10 +75,10 @@ __all__ = [
     "strip_controls",
 ]
 
-CATEGORIES = ("override", "exfiltrate", "roleplay", "addressing", "prompt_format")
+CATEGORIES = ("override", "exfiltrate", "roleplay", "addressing", "prompt_format", "tool")
 INJECTION_PREFIX = "injection:"
 CONTROL_FLAGS = ("control:bidi", "control:zero_width", "control:tag")
-PACKS = ("common", "en", "fa", "es", "pt", "fr", "de", "ar", "ru", "zh", "hi")
+PACKS = ("common", "en", "fa", "es", "pt", "fr", "de", "ar", "ru", "zh", "hi", "it", "nl", "pl", "tr", "id", "ja", "ko")
 
 # Word boundaries as in the L1 packs: no letter, digit or Devanagari sign on either side.
 _MARK = "[\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963]"
@@ -159,16 +160,31 @@ def smuggled_text(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Pack:
+class _Rule:
     lang: str
+    category: str
+    source: str
     regex: re.Pattern[str]
-    categories: tuple[str, ...]  # named group g{i} -> categories[i]
+    yes: tuple[str, ...] = ()
+    no: tuple[str, ...] = ()
 
 
-def _literal(run: str) -> str:
+@dataclass(frozen=True)
+class _Compiled:
+    rules: tuple[_Rule, ...]
+    index: Any  # vouched.guard.packs._index.LiteralIndex over the rules
+    order: Mapping[tuple[str, str], int]  # (pack, category) -> first rule position
+
+
+def _literal(run: str, seams: bool = False) -> str:
+    """A non-ASCII run of a pattern in comparable form; with ``seams``, a space is allowed
+    between its characters and before it (matching text puts one at every Han/kana seam)."""
     from vouched.guard.packs import comparable
 
-    return _META.sub(r"\\\1", comparable(run))
+    s = comparable(run)
+    if seams:
+        return "\\s?" + "\\s?".join(_META.sub(r"\\\1", ch) for ch in s)
+    return _META.sub(r"\\\1", s)
 
 
 def _read(name: str) -> Mapping[str, Any]:
@@ -179,32 +195,51 @@ def _read(name: str) -> Mapping[str, Any]:
         raise ConfigError(f"injection pack {name}.toml is not valid TOML: {exc}") from exc
 
 
-def _compile_pack(name: str, data: Mapping[str, Any]) -> _Pack | None:
+def _entries(data: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """(category, entry) in file order: ``[patterns] cat = [...]`` then ``[[rule.<cat>]]`` tables."""
+    out = [(c, e) for c, pats in data.get("patterns", {}).items() for e in pats]
+    out += [(c, e) for c, tables in data.get("rule", {}).items() for e in tables]
+    return out
+
+
+def _compile_rules(name: str, data: Mapping[str, Any]) -> list[_Rule]:
+    from vouched.guard.packs import entry
+
     whole = bool(data.get("pack", {}).get("whole_words", True))
-    groups: list[str] = []
-    cats: list[str] = []
-    for category, patterns in data.get("patterns", {}).items():
+    seams = bool(data.get("pack", {}).get("seams", False))
+    out = []
+    for category, item in _entries(data):
         if category not in CATEGORIES:
             raise ConfigError(f"injection pack {name}.toml: unknown category {category!r}; use one of {CATEGORIES}")
-        bodies = []
-        for src in patterns:
-            body = _NON_ASCII.sub(lambda m: _literal(m.group()), src)
-            try:
-                re.compile(body)
-            except re.error as exc:
-                raise ConfigError(f"injection pack {name}.toml [{category}]: invalid regex {src!r}: {exc}") from None
-            bodies.append(f"(?:{body})")
-        groups.append(f"(?P<g{len(cats)}>{'|'.join(bodies)})")
-        cats.append(category)
-    if not groups:
-        return None
-    body = "|".join(groups)
-    return _Pack(name, re.compile(f"{_START}(?:{body}){_END}" if whole else f"(?:{body})"), tuple(cats))
+        where = f"injection pack {name}.toml [{category}]"
+        src, yes, no = entry(item, where)
+        if not isinstance(src, str) or not src.strip():
+            raise ConfigError(f"{where}: every pattern must be a non-empty string, got {src!r}")
+        body = _NON_ASCII.sub(lambda m: _literal(m.group(), seams), src)
+        try:
+            rx = re.compile(f"{_START}(?:{body}){_END}" if whole else f"(?:{body})")
+        except re.error as exc:
+            raise ConfigError(f"{where}: invalid regex {src!r}: {exc}") from None
+        out.append(_Rule(name, category, src, rx, yes, no))
+    return out
 
 
 @lru_cache(maxsize=1)
-def _packs() -> tuple[_Pack, ...]:
-    return tuple(p for p in (_compile_pack(n, _read(n)) for n in PACKS) if p is not None)
+def _compiled() -> _Compiled:
+    from vouched.guard.packs._index import LiteralIndex, required_literals
+
+    rules = tuple(r for n in PACKS for r in _compile_rules(n, _read(n)))
+    # the prefilter: each rule runs only on texts holding one of its required literals
+    lits = [required_literals(r.regex.pattern) for r in rules]
+    order: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(rules):
+        order.setdefault((r.lang, r.category), i)
+    return _Compiled(rules, LiteralIndex.build(lits), MappingProxyType(order))
+
+
+def _packs() -> tuple[_Rule, ...]:
+    """Every compiled injection rule, in pack order (kept for callers and tests)."""
+    return _compiled().rules
 
 
 def _forms(text: str) -> list[str]:
@@ -219,21 +254,39 @@ def _forms(text: str) -> list[str]:
     return forms
 
 
+def _scan_form(form: str, hits: dict[tuple[str, str], InjectionHit], via: str = "") -> None:
+    comp = _compiled()
+    for i in comp.index.candidates(form):
+        rule = comp.rules[i]
+        lang = f"{via}{rule.lang}"
+        if (lang, rule.category) in hits:
+            continue
+        m = rule.regex.search(form)
+        if m is not None:
+            hits[(lang, rule.category)] = InjectionHit(rule.category, lang, m.group(0), m.start())
+
+
 def scan_injection(text: str) -> list[InjectionHit]:
     """Instruction-like phrases in ``text``, one hit per (pack, category), in pack order.
 
     Pure and deterministic. Runs every pack (see the module docstring) on the comparable
-    form of ``text`` after ``strip_controls``; tag-character smuggling is scanned as well.
+    form of ``text`` after ``strip_controls``; tag-character smuggling is scanned as well,
+    and so is every encoded run ``vouched.guard.decode.decoded_forms`` finds (base64, hex,
+    ROT13, leetspeak, spaced or reversed letters): those hits carry the encoding in their
+    ``lang`` ("base64:en").
     """
+    from vouched.guard.decode import decoded_forms
+
     clean, _ = strip_controls(text)
     hidden = smuggled_text(text)
     hits: dict[tuple[str, str], InjectionHit] = {}
     for form in _forms(clean) + (_forms(hidden) if hidden else []):
-        for pack in _packs():
-            for m in pack.regex.finditer(form):
-                category = pack.categories[int(m.lastgroup[1:])]
-                hits.setdefault((pack.lang, category), InjectionHit(category, pack.lang, m.group(0), m.start()))
-    return list(hits.values())
+        _scan_form(form, hits)
+    for encoding, decoded in decoded_forms(clean):
+        for form in _forms(decoded):
+            _scan_form(form, hits, f"{encoding}:")
+    order = _compiled().order
+    return sorted(hits.values(), key=lambda h: (order.get((h.lang.split(":")[-1], h.category), 0), h.lang))
 
 
 def injection_flags(hits: Iterable[InjectionHit]) -> tuple[str, ...]:

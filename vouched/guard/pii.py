@@ -348,12 +348,31 @@ def pii_verdict(
         return None
     scanned = {key: scan_pii(text, lang) for key, text in cited_sources.items()}
     for hit in hits:
+        if hit.kind == "phone" and _quoted_title(sentence, hit, cited_sources):
+            continue  # a title shaped like a phone number ("867-5309/Jenny"), quoted from a source
+        if hit.kind == "phone" and _QUANTITY.fullmatch(hit.raw) and _UNIT_AFTER.match(sentence, hit.end):
+            continue  # a quantity in thousands groups before its unit ("734 000 000 millas")
         holders = [key for key, found in scanned.items() if _in_source(hit, found)]
         if not holders:
             return PiiVerdict(hit.kind, hit.raw, "not_in_cited_source")
         if not any(key in public_sources for key in holders):
             return PiiVerdict(hit.kind, hit.raw, "source_not_public")
     return None
+
+
+_QUANTITY = re.compile(r"\d{1,3}(?:[ \u00a0\u202f\u2009.,]\d{3})+")
+_UNIT_AFTER = re.compile(r"[ \u00a0\u202f\u2009]*[^\W\d_]")
+_QUOTED = re.compile(r"“([^“”\n]{1,120})”|„([^„“”\n]{1,120})[“”]|«([^«»\n]{1,120})»|\"([^\"\n]{1,120})\"")
+
+
+def _quoted_title(sentence: str, hit: PiiHit, cited_sources: Mapping[Hashable, str]) -> bool:
+    """True when ``hit`` lies inside a quoted span of the sentence whose words, as quoted,
+    are in a cited source: a title that only looks like a phone number."""
+    for m in _QUOTED.finditer(sentence):
+        if m.start() <= hit.start and hit.end <= m.end():
+            inner = " ".join(normalize(next(g for g in m.groups() if g is not None)).split())
+            return any(inner in " ".join(normalize(text).split()) for text in cited_sources.values())
+    return False
 
 
 def is_public_source(doc_id: str, source: str, patterns: Sequence[str]) -> bool:

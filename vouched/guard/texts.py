@@ -42,6 +42,7 @@ TEXT_KEYS: tuple[str, ...] = (
     "refusal.no_evidence",
     "refusal.unsupported_language",
     "notice.held",
+    "notice.held_name",
     "notice.truncated",
     "notice.limit",
     "notice.clarify",

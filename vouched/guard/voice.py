@@ -59,7 +59,7 @@ from vouched.text.normalize import (
 )
 from vouched.text.scripts import ARABIC_CLASS, CYRILLIC_CLASS, DEVANAGARI_CLASS, HAN_CLASS
 
-__all__ = ["first_person_word", "voice_langs", "voice_words"]
+__all__ = ["first_person_word", "mask_source_quotes", "voice_langs", "voice_words"]
 
 
 def _apostrophes(text: str) -> str:
@@ -93,9 +93,13 @@ _NOT_PRONOUN = re.compile(
     r"|\bUS\b"  # the country
     r"|\(\s*[iI]\s*\)|(?<![\w'])[iI]\)"  # (i) i) enumerations
     r"|\bI-\d"  # I-95
+    r"|(?<!\w)-[iI]-"  # the letter itself, as a linguist writes it: "the vowel -i-"
+    r"|\bI(?=\s+(?:or|and|to|-|–)\s+II\b)"  # "grade I or II"
+    r"|(?<=[\w,]\s)[A-Z][a-z]+\s+I(?=\s+of\b|\s*[,;)]|\s*\Z)"  # a ruler's numeral: "King David I of Scotland", "Alexander I,"
     r"|\b(?:World\s+War|War|Phase|Type|Part|Chapter|Class|Level|Stage|Grade|Tier|Book"
     r"|Volume|Vol\.|Act|Article|Title|Schedule|Appendix|Section|Round|Series|Season"
     r"|Henry|Edward|Elizabeth|Louis|Charles|George|James|William|Richard|Mary)\s+I\b"
+    r"|\b(?:phase|type|class|level|stage|grade|tier|category)\s+I\b"  # "listed grade I", "type I error"
 )
 # Scripts that imply a list, in the order the lists are added ("ar" → fa or ar).
 _SCRIPT_CLASSES = (
@@ -463,7 +467,80 @@ def first_person_word(sentence: str, lang: str | None = None) -> str | None:
     if hit is not None and lex.english and hit in ("i", "us"):
         # Only now pay for the English guard, then look again without the false friends.
         hit = _search(lex, _apostrophes(normalize(_NOT_PRONOUN.sub(" ", sentence))))
+    if hit is not None:
+        # Only now look for titles and names that may hold the word (see _mask_titles).
+        masked = _mask_titles(sentence)
+        if masked != sentence:
+            return first_person_word(masked, lang)
     return hit
+
+
+# A quoted span (a title, or words quoted from a source), in the quotes of any language.
+_TITLE_QUOTE = re.compile(
+    r"“[^“”\n]{1,120}”|„[^„“”\n]{1,120}[“”]|«[^«»\n]{1,120}»|‹[^‹›\n]{1,120}›|\"[^\"\n]{1,120}\""
+    r"|《[^《》\n]{1,120}》|「[^「」\n]{1,120}」|『[^『』\n]{1,120}』|〈[^〈〉\n]{1,120}〉"
+)
+_PIECE = re.compile(r"\S+")
+_EDGE = "\"'“”‘’„«»‹›()[]{}<>.,;:!?¡¿…—–*"
+_MAX_QUOTED_WORDS = 8
+
+
+def _mask_titles(sentence: str) -> str:
+    """``sentence`` with the spans where a first-person word is not the assistant speaking
+    blanked out (each character a space):
+
+    * a quoted span of at most ``_MAX_QUOTED_WORDS`` words (a song, book or film title,
+      or a name: “Me Before You”, «Я и Москва», 《我的世界》);
+    * a run of capitalised words, small lower-case words (at most 3 letters: "the", "of",
+      "me") allowed between them, with at least two capitalised words of two or more
+      letters besides the sentence's first word — a title written without quotes ("her
+      single I Will Survive", "the film Me Before You"; not "Tessera and I", "So I
+      think"). A run that starts the sentence keeps its first word ("My Life in Porto
+      is..." is still held: it reads as "my");
+    * a hyphenated word with a one-letter part ("I-Ching", "X-Men", "Kim Jae-I").
+
+    Cased scripts only for the last two; quotes everywhere.
+    """
+    chars = list(sentence)
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, b):
+            if not chars[k].isspace():
+                chars[k] = " "
+
+    for m in _TITLE_QUOTE.finditer(sentence):
+        if m.group(0).count(" ") < _MAX_QUOTED_WORDS:
+            blank(m.start(), m.end())
+    pieces = [(m.start(), m.end(), m.group(0).strip(_EDGE)) for m in _PIECE.finditer(sentence)]
+    run: list[int] = []  # indices of the pieces of the current run
+
+    def close() -> None:
+        # Two capitalised words besides the sentence's first word and one-letter words (the
+        # pronoun "I" itself): "Tessera and I", "So I think" are no titles.
+        caps = [i for i in run if i > 0 and len(pieces[i][2]) > 1 and pieces[i][2][:1].isupper()]
+        if len(caps) >= 2:
+            start = run[0] + (1 if run[0] == 0 else 0)  # a run that starts the sentence keeps its first word
+            for i in run:
+                if i >= start:
+                    blank(pieces[i][0], pieces[i][1])
+        run.clear()
+
+    for i, (a, b, core) in enumerate(pieces):
+        if core[:1].isupper():
+            run.append(i)
+        elif run and core.isalpha() and core.islower() and len(core) <= 3 \
+                and i + 1 < len(pieces) and pieces[i + 1][2][:1].isupper():
+            run.append(i)  # "the", "of" inside a title
+        else:
+            close()
+        raw = sentence[a:b]
+        if "-" in core and any(len(p) == 1 and p.isalpha() for p in core.split("-")) \
+                and any(p[:1].isupper() for p in core.split("-")):
+            blank(a, b)
+        if raw[-1:] in ".!?;:" or raw[-1:] in "”»\"":
+            close()  # a title does not run over punctuation
+    close()
+    return "".join(chars)
 
 
 def _search(lex: _Lexicon, norm: str, no_word: bool = False) -> str | None:
@@ -488,3 +565,34 @@ def _search(lex: _Lexicon, norm: str, no_word: bool = False) -> str | None:
                     return m.group(0)
                 break
     return None if word is None else word[1]
+
+
+_OPEN_QUOTES = {"“": "”", "„": "“”", "«": "»", "‹": "›", '"': '"', "《": "》", "「": "」", "『": "』"}
+
+
+def mask_source_quotes(sentence: str, sources: list[str]) -> str:
+    """``sentence`` with every quotation whose words are, verbatim, in one of ``sources``
+    blanked out: quoting a source's own first person ("told the court, “I am here to…”) is
+    not the assistant speaking as the subject. A quotation runs from an opening quote to
+    its closing one, or to the sentence's end when the sentence splitter cut it there.
+    Compared normalised (``normalize``, whitespace collapsed), at least three words long.
+    """
+    out = sentence
+    norm_sources = None
+    i = 0
+    while i < len(sentence):
+        close = _OPEN_QUOTES.get(sentence[i])
+        if close is None:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(sentence) and sentence[j] not in close:
+            j += 1
+        inner = " ".join(normalize(sentence[i + 1 : j]).split()).strip(" .,;:!?…")
+        if len(inner.split()) >= 3:
+            if norm_sources is None:
+                norm_sources = [" ".join(normalize(t).split()) for t in sources]
+            if any(inner in t for t in norm_sources):
+                out = out[: i + 1] + " " * (j - i - 1) + out[j:]
+        i = j + 1
+    return out

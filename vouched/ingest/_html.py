@@ -13,6 +13,18 @@ What is dropped, and why:
   report instructions hidden there (`vouched.guard.injection`).
   Stylesheet rules (a `.hidden` class) cannot be evaluated here and are not detected.
 
+Pages made by documentation generators (Sphinx, MkDocs, Docusaurus, Jupyter Book, …):
+- the main landmark (`<main>`, or the one element with `role="main"`) is the page's content
+  when there is one: sidebars, "skip to content" links and theme footers outside it go;
+- permalink anchors are dropped: an `<a>` with a permalink class (headerlink, hash-link,
+  anchor-link, anchorjs-link, header-anchor) or an in-page link (`href="#…"`) whose text is
+  only a pilcrow, a section sign, "#", a link symbol or invisible characters — so headings
+  read "Tide tables", not "Tide tables ¶";
+- "Edit this page" links (an `<a>` to a /edit/ URL whose text starts with "Edit") are dropped;
+- the page title loses the site name: `<title>` "Page — Site" / "Page | Site" / "Site - Page"
+  becomes the page's `<h1>` when the rest is a separator and more text, or loses a suffix or
+  prefix equal to `<meta property="og:site_name">` (`page_title`).
+
 Document-level fields come from `<meta name="vouched:FIELD" content="...">` for FIELD in
 `DOCUMENT_FIELDS` (id, title, lang, tenant, version, updated_at, effective_from,
 effective_to, supersedes, authority, draft, url); otherwise the title is `<title>` or the
@@ -54,11 +66,13 @@ def parse_html(path: Path) -> Any:
     soup = BeautifulSoup(_decode(path), "lxml")
     raw_fields = _meta_fields(soup)
     head_title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    site_name = _site_name(soup)
     dropped = _drop_chrome(soup)
     hidden = _drop_hidden(soup, dropped)
+    _drop_permalinks(soup)
     for br in soup.find_all("br"):
         br.replace_with(_LINE_BREAK)
-    body = soup.body or soup
+    body = _main(soup) or soup.body or soup
     blocks: list[Block] = []
     _walk(body, "paragraph", blocks)
     fields = coerce_fields(raw_fields, path)
@@ -66,7 +80,62 @@ def parse_html(path: Path) -> Any:
     if dropped:  # comments and hidden text, scanned for instructions by ingestion
         fields["dropped_text"] = "\n".join(dropped)
     first_h1 = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
-    return _Parsed(blocks=tuple(blocks), fields=fields, title=head_title or first_h1)
+    return _Parsed(blocks=tuple(blocks), fields=fields, title=page_title(head_title, first_h1, site_name) or first_h1)
+
+
+_PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor-link", "anchorjs-link", "header-anchor", "permalink"}
+_PERMALINK_TEXTS = {"", "¶", "§", "#", "🔗", "⚓", "∞"}
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00a0"), None)
+_TITLE_SEPARATORS = (" — ", " – ", " - ", " | ", " · ", " :: ", " » ", " « ", " : ")
+
+
+def _site_name(soup: Any) -> str:
+    for attrs in ({"property": "og:site_name"}, {"name": "application-name"}):
+        meta = soup.find("meta", attrs=attrs)
+        if meta is not None and str(meta.get("content") or "").strip():
+            return " ".join(str(meta["content"]).split())
+    return ""
+
+
+def page_title(head: str, h1: str | None, site_name: str = "") -> str:
+    """The page's own title: `<title>` without the site name around it (see the module docstring)."""
+    head = " ".join(head.split())
+    h1 = " ".join((h1 or "").split())
+    if not head:
+        return h1
+    if h1 and head != h1:
+        for sep in _TITLE_SEPARATORS:
+            if (head.startswith(h1 + sep) and head[len(h1 + sep):].strip()) or \
+                    (head.endswith(sep + h1) and head[: -len(sep + h1)].strip()):
+                return h1
+    if site_name and head != site_name:
+        for sep in _TITLE_SEPARATORS:
+            if head.endswith(sep + site_name):
+                return head[: -len(sep + site_name)].strip()
+            if head.startswith(site_name + sep):
+                return head[len(site_name + sep):].strip()
+    return head
+
+
+def _drop_permalinks(soup: Any) -> None:
+    """Remove permalink anchors and "edit this page" links (see the module docstring)."""
+    for a in soup.find_all("a"):
+        if a.decomposed:
+            continue
+        href = str(a.get("href") or "")
+        classes = set(a.get("class") or ())
+        text = "".join(a.get_text().split()).translate(_INVISIBLE)
+        if classes & _PERMALINK_CLASSES or (href.startswith("#") and text in _PERMALINK_TEXTS):
+            a.decompose()
+        elif "/edit/" in href and text.lower().startswith("edit"):
+            a.decompose()
+
+
+def _main(soup: Any) -> Any | None:
+    """The page's main landmark when it has exactly one (outermost), else None."""
+    found = [t for t in soup.find_all(True) if t.name == "main" or str(t.get("role") or "").strip().lower() == "main"]
+    outer = [t for t in found if not any(o is not t and t in o.descendants for o in found)]
+    return outer[0] if len(outer) == 1 else None
 
 
 def _decode(path: Path) -> str:

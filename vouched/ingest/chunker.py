@@ -11,7 +11,12 @@ Rules, and why:
   the cut, while the chunk's own `text` (what is quoted and cited) stays its own words;
 - a chunk never spans two PDF pages, so its cited page is the page of every word in it;
 - a level-1 heading that is the document's title is not repeated in section paths: the
-  title is already carried in `Chunk.title`.
+  title is already carried in `Chunk.title`;
+- a code block is written fenced (three backticks, or tildes when the code holds backticks)
+  so that its extent survives in the chunk text: the sentence splitter never cuts inside a
+  fence, and the extractive generator quotes it whole or not at all. A code block longer
+  than a chunk is split at lines, each part fenced on its own. A table row is written as
+  one line "| cell | cell |", which the splitter keeps together with its neighbours.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from vouched.types import Chunk
 
 SECTION_SEPARATOR = " > "
 _LINE_KINDS = ("list", "table", "code")  # split at lines, and packed with single newlines
+_FENCE_CHARS = 4  # "```" and its line break, before and after a code block
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,15 @@ def _section_name(path: Sequence[tuple[int, str]]) -> str:
 def _pieces(block: Block, max_chars: int) -> list[_Piece]:
     """The block whole if it fits; otherwise parts at line/sentence/whitespace boundaries."""
     text = block.text.strip("\r\n").rstrip() if block.kind == "code" else block.text.strip()
+    if block.kind == "code" and max_chars > 2 * _FENCE_CHARS:
+        fence = "~~~" if "```" in text else "```"
+        inner = max_chars - 2 * _FENCE_CHARS
+        parts = [text] if len(text) <= inner else [
+            text[a:b] for a, b in _pack_spans(
+                text, [p for u in _line_spans(text) for p in _hard_split(text, u, inner)], inner)]
+        return [_Piece("code", f"{fence}\n{part}\n{fence}", block.page) for part in parts]
+    if block.kind == "table" and not text.startswith("|"):
+        text = f"| {text} |"
     if len(text) <= max_chars:
         return [_Piece(block.kind, text, block.page)]
     if block.kind in _LINE_KINDS:

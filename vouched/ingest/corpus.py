@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 from vouched.errors import IngestError
 from vouched.ingest.chunker import chunk_document
-from vouched.ingest.loaders import is_supported, load_document
+from vouched.ingest.loaders import is_supported, load_document, public_url
 from vouched.ingest.records import is_records_file, load_records
 from vouched.types import Chunk, Record
 
@@ -38,6 +38,8 @@ class IngestReport:
     duplicates_skipped: int = 0
     skipped_files: tuple[str, ...] = ()
     errors: tuple[tuple[str, str], ...] = ()  # (file, message)
+    too_large: tuple[tuple[str, int], ...] = ()  # (file, bytes): over corpus.max_file_bytes, skipped
+    max_file_bytes: int = 0
     hidden_text: tuple[tuple[str, int], ...] = ()  # (file, characters of hidden HTML text dropped)
     # (chunk id, flags): chunks that read as instructions to a model (vouched.guard.injection)
     quarantined: tuple[tuple[str, tuple[str, ...]], ...] = ()  # dropped, never indexed
@@ -71,10 +73,18 @@ class IngestReport:
             lines.append(f"Invisible or bidi controls removed ({_n(len(self.controls_removed), 'chunk')}): {_flagged(self.controls_removed)}")
         if self.skipped_files:
             lines.append(f"Skipped, unsupported ({len(self.skipped_files)}): {', '.join(self.skipped_files)}")
+        if self.too_large:
+            lines.append(f"Skipped, larger than corpus.max_file_bytes = {self.max_file_bytes:,} bytes ({len(self.too_large)}): "
+                         + ", ".join(f"{path} ({size:,} bytes)" for path, size in self.too_large))
         if self.errors:
             lines.append(f"Errors ({len(self.errors)}):")
-            lines.extend(f"  {path}: {message}" for path, message in self.errors)
+            lines.extend(f"  {_without_path(path, message)}" for path, message in self.errors)
         return "\n".join(lines)
+
+
+def _without_path(path: str, message: str) -> str:
+    """`path: message`, once: loader messages already start with the path they are about."""
+    return message if message.startswith(f"{path}:") else f"{path}: {message}"
 
 
 def _n(count: int, noun: str) -> str:
@@ -105,6 +115,10 @@ class _Run:
 
     strict: bool
     injection_mode: InjectionMode = "quarantine"
+    max_file_bytes: int = 0
+    base_url: str = ""
+    url_rules: Mapping[str, str] = field(default_factory=dict)
+    too_large: list[tuple[str, int]] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
     documents: int = 0
@@ -142,6 +156,8 @@ class _Run:
             flagged=tuple(self.flagged),
             controls_removed=tuple(self.controls),
             hidden_instructions=tuple(self.hidden_instructions),
+            too_large=tuple(self.too_large),
+            max_file_bytes=self.max_file_bytes,
         )
 
 
@@ -161,6 +177,9 @@ def load_corpus(
     strict: bool = False,
     root: Path | None = None,
     injection_mode: InjectionMode = "quarantine",
+    max_file_bytes: int = 0,
+    base_url: str = "",
+    url_rules: Mapping[str, str] | None = None,
 ) -> CorpusLoad:
     """Load, chunk and de-duplicate every document under `paths`, and read every records file.
 
@@ -175,11 +194,15 @@ def load_corpus(
     HTML text or comments hold such instructions gets `injection:hidden` on every chunk: the
     page is hostile, and its visible text may carry the payload (the link, the address).
     All of it is listed in the report.
+
+    A file over `max_file_bytes` (0: no limit) is skipped and listed. A document without a url
+    of its own gets one from `url_rules` or `base_url` (`vouched.ingest.loaders.public_url`).
     """
     if injection_mode not in ("quarantine", "flag"):
         raise ValueError(f"injection_mode must be 'quarantine' or 'flag', got {injection_mode!r}")
     planned, hidden = _plan(paths, root)
-    run = _Run(strict=strict, injection_mode=injection_mode)
+    run = _Run(strict=strict, injection_mode=injection_mode, max_file_bytes=max_file_bytes, base_url=base_url,
+               url_rules=dict(url_rules or {}))
     run.skipped.extend(str(p) for p in hidden)
     for file, file_root in planned:
         if progress is not None:
@@ -188,6 +211,8 @@ def load_corpus(
             run.error(file, f"{file}: no such file or directory")
         elif file.name == CONFIG_FILE_NAME:
             continue
+        elif max_file_bytes and (size := _size(file)) > max_file_bytes:
+            run.too_large.append((str(file), size))
         elif is_records_file(file):
             _add_records(run, file, default_tenant, allowed_langs)
         elif is_supported(file):
@@ -230,6 +255,13 @@ def _walk(directory: Path) -> tuple[list[Path], list[Path]]:
     return files, hidden
 
 
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
 def _add_records(run: _Run, file: Path, default_tenant: str, allowed_langs: Sequence[str]) -> None:
     try:
         records = load_records(file, default_tenant=default_tenant, allowed_langs=allowed_langs)
@@ -263,6 +295,8 @@ def _add_document(
         first = run.doc_sources[doc.doc_id]
         run.error(file, f"{file}: doc id {doc.doc_id!r} is already used by {first}; give one of them its own id")
         return
+    if doc.url is None and (run.base_url or run.url_rules):
+        doc = replace(doc, url=public_url(doc.source, run.base_url, run.url_rules))
     run.doc_sources[doc.doc_id] = doc.source
     run.documents += 1
     run.empty_pages.extend((str(file), page) for page in doc.empty_pages)

@@ -140,6 +140,30 @@ def _finish(path: Path, parsed: _Parsed, *, root: Path | None, allowed_langs: Se
     )
 
 
+def public_url(source: str, base_url: str = "", rules: Mapping[str, str] | None = None) -> str | None:
+    """The public link of a document from its path relative to the ingest root.
+
+    `rules` map a glob over that path (fnmatch: `*` also crosses `/`) to a URL template with
+    {path}, {stem} (path without its extension) and {name}; the first glob that matches wins,
+    and an empty template means the page has no public link. Otherwise `base_url` + path
+    (percent-encoded), or None without a base URL.
+    """
+    from fnmatch import fnmatchcase
+    from urllib.parse import quote
+
+    rel = PurePath(source).as_posix().lstrip("/")
+    stem = rel[: -len(PurePath(rel).suffix)] if PurePath(rel).suffix else rel
+    for glob, template in (rules or {}).items():
+        if fnmatchcase(rel, glob):
+            if not template:
+                return None
+            return (template.replace("{path}", quote(rel)).replace("{stem}", quote(stem))
+                    .replace("{name}", quote(PurePath(rel).name)))
+    if not base_url:
+        return None
+    return base_url.rstrip("/") + "/" + quote(rel)
+
+
 def _relative(path: Path, root: Path | None) -> PurePath:
     """The path relative to the ingest root, so ids and sources are the same on every machine."""
     base = Path(root) if root is not None else path.parent

@@ -15,27 +15,9 @@ released stays released, and the `ProviderStream` keeps the figures needed to se
 
 from __future__ import annotations
 
-from vouched.errors import VouchedError
+from vouched.errors import ProviderAuthError, ProviderError, ProviderProtocolError, ProviderUnavailable
 
 __all__ = ["ProviderAuthError", "ProviderError", "ProviderProtocolError", "ProviderUnavailable"]
 
 
-class ProviderError(VouchedError):
-    """The provider refused or failed the request; the message says what it reported."""
-
-    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.provider = provider
-
-
-class ProviderAuthError(ProviderError):
-    """No API key was found, or the provider rejected it; the message says how to fix it."""
-
-
-class ProviderUnavailable(ProviderError):
-    """The provider could not be reached or could not serve now: retrying later may work."""
-
-
-class ProviderProtocolError(ProviderError):
-    """The reply broke the wire protocol: not an event stream, or an event that cannot be read."""
+# Defined in vouched.errors (the one error tree); this module keeps the names importable.

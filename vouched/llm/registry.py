@@ -1,4 +1,4 @@
-"""Build a provider from its name and settings (e.g. the `[llm]` table of vouched.toml).
+"""Build a provider from its name and settings (e.g. the `[answer]` table of vouched.toml).
 
     "extractive"  → None: no LLM; the extractive generator (vouched.answer) answers
     "openai"      → OpenAICompatProvider (OpenAI, vLLM, llama.cpp, Ollama)
@@ -48,21 +48,21 @@ def make_provider(name: str, settings: Mapping[str, Any] | None = None) -> Provi
         "scripted": ScriptedProvider,
     }
     if key not in factories:
-        raise ConfigError(f"llm.provider: unknown provider {name!r}; use one of {', '.join(PROVIDER_NAMES)}")
+        raise ConfigError(f"answer.provider: unknown provider {name!r}; use one of {', '.join(PROVIDER_NAMES)}")
     factory = factories[key]
     params = inspect.signature(factory).parameters
     given = {k: v for k, v in (settings or {}).items() if v is not None and k not in _CALL_SETTINGS}
     unknown = sorted(set(given) - set(params))
     if unknown:
         allowed = ", ".join(p for p in params if p not in ("transport",))
-        raise ConfigError(f"llm: {', '.join(unknown)} not understood by the {key} provider; it takes {allowed}")
+        raise ConfigError(f"answer: {', '.join(unknown)} not understood by the {key} provider; it takes {allowed}")
     kwargs = {**_DEFAULTS[key], **given}
     missing = [p.name for p in params.values() if p.default is inspect.Parameter.empty and p.name not in kwargs]
     if missing:
-        raise ConfigError(f"llm: the {key} provider needs {', '.join(missing)} (e.g. llm.{missing[0]} = \"...\")")
+        raise ConfigError(f"answer: the {key} provider needs {', '.join(missing)} (e.g. answer.{missing[0]} = \"...\" in vouched.toml)")
     try:
         if key == "scripted" and isinstance(kwargs.get("usage"), Mapping):
             kwargs["usage"] = Usage(**kwargs["usage"])
         return factory(**kwargs)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"llm: invalid settings for the {key} provider: {exc}") from exc
+        raise ConfigError(f"answer: invalid settings for the {key} provider: {exc}") from exc

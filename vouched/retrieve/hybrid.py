@@ -28,7 +28,7 @@ import numpy as np
 
 from vouched.config import RetrievalSettings
 from vouched.embed.base import Embedder
-from vouched.retrieve.evidence import clip_cosine, coverage
+from vouched.retrieve.evidence import clip_cosine, weighted_coverage
 from vouched.retrieve.fusion import fused_order, rrf
 from vouched.retrieve.rerank import CrossEncoder, CrossEncoderScorer, OnnxCrossEncoder, SentenceScorer, rerank
 from vouched.store.base import Store
@@ -132,10 +132,13 @@ class HybridRetriever:
             times.keyword_ms = (time.perf_counter() - t0) * 1000
             modes_used.append("keyword")
 
+        doc_freq = None
+        if q_terms and hasattr(self.store, "doc_freq"):
+            doc_freq = self.store.doc_freq(q_terms)  # rarity weights of keyword coverage (cached per version)
         do_rerank = (self.settings.rerank.enabled if rerank is None else rerank) and mode == "hybrid"
         n_fused = max(k, self.settings.rerank.candidates) if do_rerank else k
         t0 = time.perf_counter()
-        passages = self._fuse(dense, keyword, kw_terms, q_terms, lang, qvec, filters, n_fused, mode)
+        passages = self._fuse(dense, keyword, kw_terms, q_terms, lang, qvec, filters, n_fused, mode, doc_freq)
         times.fuse_ms = (time.perf_counter() - t0) * 1000
         self.last_rerank_scores = {}
         if do_rerank:
@@ -144,10 +147,11 @@ class HybridRetriever:
             times.extra["rerank_ms"] = (time.perf_counter() - t0) * 1000
         self.last_times = times
         version = self.store.current_version()
-        return SearchResult(tuple(passages), lang, tuple(modes_used), tuple(warnings), version.hash if version else None)
+        return SearchResult(tuple(passages), lang, tuple(modes_used), tuple(warnings), version.hash if version else None,
+                            doc_freq=doc_freq)
 
-    def _fuse(self, dense, keyword, kw_terms, q_terms, lang, qvec, filters, k, mode) -> list[Passage]:
-        kw_cov = {i: coverage(q_terms, kw_terms.get(i, ())) for i, _ in keyword}
+    def _fuse(self, dense, keyword, kw_terms, q_terms, lang, qvec, filters, k, mode, doc_freq=None) -> list[Passage]:
+        kw_cov = {i: weighted_coverage(q_terms, kw_terms.get(i, ()), doc_freq) for i, _ in keyword}
         lists: dict[str, list[str]] = {}
         if dense:
             lists["dense"] = [i for i, _ in dense]
@@ -181,7 +185,7 @@ class HybridRetriever:
             d = clip_cosine(cos.get(i, 0.0))
             kw = kw_cov.get(i)
             if kw is None:
-                kw = coverage(q_terms, kw_terms.get(i, ()))
+                kw = weighted_coverage(q_terms, kw_terms.get(i, ()), doc_freq)
             out.append(Passage(chunk=chunks[i], rank=rank, dense=d, keyword=kw, evidence=max(d, kw),
                                fused=fused[i], dense_rank=dense_rank.get(i), keyword_rank=kw_rank.get(i)))
         return out

@@ -245,6 +245,8 @@ def _routes(app: FastAPI, config: Config) -> None:
         await services.check_rate(request, caller)
         deadline = _deadline(config)
         model = body.model or "vouched"
+        options = openai.FaceOptions(model=model, max_tokens=body.token_cap(), inline_citations=config.server.openai.inline_citations,
+                                     prompt_text="\n".join(m.text() for m in body.messages))
         events = services.assistant.astream(question, previous, lang=body.lang, tenant=tenant)
         if not body.stream:
             try:
@@ -252,8 +254,8 @@ def _routes(app: FastAPI, config: Config) -> None:
             except ClientGone:
                 app.state.metrics.disconnects.labels(endpoint="chat").inc()
                 return Response(status_code=CLIENT_CLOSED)
-            return JSONResponse(openai.completion(collected, model=model))
-        chunks = openai.ChunkStream(model=model, include_usage=bool(body.stream_options and body.stream_options.include_usage))
+            return JSONResponse(openai.completion(collected, options=options))
+        chunks = openai.ChunkStream(options=options, include_usage=bool(body.stream_options and body.stream_options.include_usage))
         first = await _first_event(request, events, deadline, "chat")
         if isinstance(first, Response):
             return first
@@ -285,8 +287,11 @@ def _page_config(config: Config) -> dict:
     s = config.server
     return {
         "languages": config.languages, "default_language": config.default_language,
-        "subject": config.subject.name, "suggested_questions": s.suggested_questions,
+        "subject": config.subject.name, "site_name": config.site.name, "site_kind": config.site_kind,
+        "suggested_questions": s.suggested_questions,
         "max_question_bytes": s.max_question_bytes, "max_history_bytes": s.max_history_bytes,
+        # an uncalibrated corpus says so on the page, to the owner trying it (issue 19): the prior is in force
+        "calibrated": config.threshold.value > 0,
     }
 
 

@@ -1,17 +1,9 @@
-"""HTTP errors: the server's own branch of the error tree, and the ONE map to statuses.
+"""HTTP errors: the ONE map from the error tree (vouched.errors, drawn there) to statuses.
 
-    VouchedError                         (vouched.errors)
-     ├── RequestError                    the request cannot be served as sent (4xx)
-     │    ├── InvalidRequest       400   bad JSON, a missing field, a limit exceeded
-     │    ├── Unauthorized         401   no valid API key where one is needed
-     │    ├── Forbidden            403   a tenant (or an operator route) the caller is not granted
-     │    ├── BodyTimeout          408   the body did not arrive within server.body_timeout_s
-     │    ├── PayloadTooLarge      413   the body is larger than the server reads
-     │    └── RateLimited          429   a per-client limit was hit (Retry-After set)
-     ├── RequestTimeout            504   no answer within server.request_timeout_s
-     ├── ProviderError             502/503 (vouched.llm.errors)
-     ├── StoreError, EmbedderError 503
-     └── ConfigError, VouchedError 500
+Each class of the tree gets the row of its nearest ancestor in `HTTP_MAP` (a test walks the
+whole tree and checks every branch has a deliberate row). The request classes
+(`RequestError`, `InvalidRequest`, `PayloadTooLarge`, `RateLimited`) and `RequestTimeout`
+live in vouched.errors too; they are re-exported here, where the server raises them.
 
 Every error leaves the service as JSON: `{"error": {"type": "...", "message": "..."}}`.
 For 4xx the message says what to change; for 5xx it is a fixed public sentence (the detail
@@ -20,85 +12,63 @@ goes to the log, never to the reader: it may name files, hosts or environment va
 
 from __future__ import annotations
 
-from vouched.errors import ConfigError, EmbedderError, StoreError, VouchedError
-from vouched.llm.errors import ProviderAuthError, ProviderError, ProviderUnavailable
+from vouched.errors import (
+    BodyTimeout, CalibrationError, CheckError, ClientGone, ConfigError, EmbedderError, Forbidden, IngestError,
+    InputError, InvalidRequest, PayloadTooLarge, ProviderAuthError, ProviderError, ProviderUnavailable, RateLimited,
+    RequestError, RequestTimeout, StoreError, Unauthorized, VouchedError,
+)
 
 __all__ = [
-    "BodyTimeout", "Forbidden", "InvalidRequest", "PayloadTooLarge", "Unauthorized", "RateLimited", "RequestError", "RequestTimeout",
+    "BodyTimeout", "Forbidden", "HTTP_MAP", "InvalidRequest", "PayloadTooLarge", "RateLimited", "RequestError",
+    "RequestTimeout", "Unauthorized",
     "error_body", "error_status",
 ]
 
 
-class RequestError(VouchedError):
-    """The request cannot be served as sent; the message says what to change."""
+
+# class -> (status, type, public message for 5xx). The nearest ancestor of an error's class wins.
+HTTP_MAP: dict[type[VouchedError], tuple[int, str, str | None]] = {
+    InvalidRequest: (400, "invalid_request", None),
+    Unauthorized: (401, "unauthorized", None),
+    Forbidden: (403, "forbidden", None),
+    BodyTimeout: (408, "request_timeout", None),
+    PayloadTooLarge: (413, "payload_too_large", None),
+    RateLimited: (429, "rate_limited", None),
+    RequestError: (400, "invalid_request", None),
+    InputError: (400, "invalid_request", None),
+    RequestTimeout: (504, "timeout", "No answer could be completed in time. Please try again."),
+    ClientGone: (499, "client_closed", "The reader left."),
+    ProviderAuthError: (502, "provider_auth", "The answer service is misconfigured. Please try again later."),
+    ProviderUnavailable: (503, "provider_unavailable", "The answer service is unavailable. Please try again later."),
+    ProviderError: (502, "provider_error", "The answer service failed. Please try again later."),
+    StoreError: (503, "store_unavailable", "The document store is not ready. Please try again later."),
+    EmbedderError: (503, "embedder_unavailable", "The search model is not available. Please try again later."),
+    ConfigError: (500, "config_error", "The service is misconfigured."),
+    IngestError: (500, "internal_error", "The service failed to answer."),
+    CalibrationError: (500, "internal_error", "The service failed to answer."),
+    CheckError: (500, "internal_error", "The service failed to answer."),
+    VouchedError: (500, "internal_error", "The service failed to answer."),
+}
+_UNKNOWN = (500, "internal_error", "The service failed to answer.")
 
 
-class InvalidRequest(RequestError):
-    def __init__(self, message: str, *, param: str | None = None) -> None:
-        super().__init__(message)
-        self.param = param
-
-
-class Unauthorized(RequestError):
-    """No valid API key where one is needed (401, WWW-Authenticate: Bearer)."""
-
-
-class Forbidden(RequestError):
-    """The caller is not granted what it asked for (403). The message never names a tenant."""
-
-
-class BodyTimeout(RequestError):
-    """The request body did not arrive in time (408; the connection is closed)."""
-
-
-class PayloadTooLarge(RequestError):
-    """The body is larger than the service reads."""
-
-
-class RateLimited(RequestError):
-    def __init__(self, message: str, *, retry_after_s: float, limit: str) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-        self.limit = limit
-
-
-class RequestTimeout(VouchedError):
-    """No answer within server.request_timeout_s."""
-
-
-# (class, status, type, public message for 5xx). Order matters: the first isinstance wins.
-_MAP: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
-    (InvalidRequest, 400, "invalid_request", None),
-    (Unauthorized, 401, "unauthorized", None),
-    (Forbidden, 403, "forbidden", None),
-    (BodyTimeout, 408, "request_timeout", None),
-    (PayloadTooLarge, 413, "payload_too_large", None),
-    (RateLimited, 429, "rate_limited", None),
-    (RequestError, 400, "invalid_request", None),
-    (RequestTimeout, 504, "timeout", "No answer could be completed in time. Please try again."),
-    (ProviderAuthError, 502, "provider_auth", "The answer service is misconfigured. Please try again later."),
-    (ProviderUnavailable, 503, "provider_unavailable", "The answer service is unavailable. Please try again later."),
-    (ProviderError, 502, "provider_error", "The answer service failed. Please try again later."),
-    (StoreError, 503, "store_unavailable", "The document store is not ready. Please try again later."),
-    (EmbedderError, 503, "embedder_unavailable", "The search model is not available. Please try again later."),
-    (ConfigError, 500, "config_error", "The service is misconfigured."),
-    (VouchedError, 500, "internal_error", "The service failed to answer."),
-)
+def _row(exc: BaseException) -> tuple[int, str, str | None]:
+    for cls in type(exc).__mro__:
+        if cls in HTTP_MAP:
+            return HTTP_MAP[cls]
+    return _UNKNOWN
 
 
 def error_status(exc: BaseException) -> tuple[int, str]:
     """HTTP status and error type for any exception (500 internal_error for unknown ones)."""
-    for cls, status, kind, _ in _MAP:
-        if isinstance(exc, cls):
-            return status, kind
-    return 500, "internal_error"
+    status, kind, _ = _row(exc)
+    return status, kind
 
 
 def error_body(exc: BaseException) -> dict:
     """The JSON body for an exception; 5xx messages are fixed public sentences."""
-    status, kind = error_status(exc)
-    public = next((msg for cls, _, _, msg in _MAP if isinstance(exc, cls)), "The service failed to answer.")
-    message = str(exc) if status < 500 else public
+    status, kind, public = _row(exc)
+    message = str(exc) if status < 500 else (public or _UNKNOWN[2])
     body: dict = {"type": kind, "message": message}
     if isinstance(exc, InvalidRequest) and exc.param:
         body["param"] = exc.param

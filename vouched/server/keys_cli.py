@@ -19,16 +19,25 @@ ConfigOpt = typer.Option(None, "--config", "-c", help="vouched.toml to use (defa
 
 
 def _load(config: Optional[Path]):
-    from vouched.cli import _config_path
+    import os
+
     from vouched.config import load_config
 
-    return load_config(_config_path(config))
+    # the CLI's own rule (vouched.cli._config_path), kept here so the server room never imports the CLI above it
+    if config is None:
+        env = os.environ.get("VOUCHED_CONFIG")
+        config = Path(env) if env else (Path("vouched.toml") if Path("vouched.toml").exists() else None)
+    return load_config(config)
 
 
 def _fail(exc: Exception) -> None:
-    from vouched.cli import _fail as fail
+    from rich.console import Console
+    from rich.markup import escape
 
-    fail(exc)  # type: ignore[arg-type]
+    from vouched.errors import exit_code
+
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    raise typer.Exit(exit_code(exc))
 
 
 @keys_app.command("create")

@@ -97,8 +97,15 @@ class ChatRequest(BaseModel):
                                                     "System messages are ignored: the guarded assistant keeps its own instructions.")
     stream: bool = False
     stream_options: StreamOptions | None = None
+    max_tokens: int | None = Field(default=None, ge=1, description="Most tokens of released text (whole sentences; o200k_base); finish_reason 'length' when it cut.")
+    max_completion_tokens: int | None = Field(default=None, ge=1, description="Same as max_tokens (the newer name); the smaller wins when both are sent.")
     lang: str | None = Field(default=None, pattern=LANG_PATTERN, description="vouched extension: the reader's language.")
     tenant: str | None = Field(default=None, pattern=TENANT_PATTERN, description="vouched extension: the tenant.")
+
+
+    def token_cap(self) -> int | None:
+        caps = [c for c in (self.max_tokens, self.max_completion_tokens) if c is not None]
+        return min(caps) if caps else None
 
 
 class ErrorDetail(BaseModel):

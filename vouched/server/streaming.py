@@ -39,8 +39,7 @@ T = TypeVar("T")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-class ClientGone(Exception):
-    """The reader closed the connection before the answer started."""
+from vouched.errors import ClientGone  # noqa: E402  (drawn in the one error tree; re-exported here)
 
 
 def sse_frame(data: Any, event: str | None = None) -> bytes:

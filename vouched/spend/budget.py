@@ -68,15 +68,9 @@ def scope_month(month: str, scope: str) -> str:
     return f"{month}/{scope}"
 
 
+from vouched.errors import DeadlinePassed, StoreNotDurable  # noqa: E402  (drawn in the one error tree)
+
 COLD_DEADLINE_S = 2.0  # the deadline of the first reserve, which opens the store
-
-
-class StoreNotDurable(Exception):
-    """The counter store would forget the month's spend on a restart (e.g. Redis without persistence)."""
-
-
-class DeadlinePassed(Exception):
-    """The counter store did not answer within the deadline."""
 
 
 class DeadlineRunner:

@@ -10,36 +10,40 @@ version and a killed ingest leaves the previous one serving.
 
 Keyword search. The SQLite store indexes OUR analysed terms (vouched.text.analyze:
 normalised, stop-worded, stemmed per language, Chinese as bigrams), and so does this one:
-`tsv = array_to_tsvector(lexemes)` with a GIN index, where `lexemes` are those terms as
-FTS5's tokenizer cuts them (`fts_tokens`: Latin diacritics folded, punctuation splits), and
-the query is a tsquery OR-ing the query's analysed terms, cut the same way, as quoted
-lexemes. That is the `simple` configuration taken one step further: no PostgreSQL parser
-runs at all (`simple` would still re-split CJK bigrams and differ from FTS5 on marks), so
-both backends match the same chunks in every language. The per-language configs
-(`english`, `spanish`, ...) are not used: they stem differently from our Snowball + stop
-lists, know no Persian, Hindi or Chinese, and L2 coverage is counted against `get_terms`
-(the unfolded `terms`) — index and query must agree in every language.
+`postings` holds (term, chunk, tf, w) for the terms as FTS5's tokenizer cuts them
+(`fts_tokens`: Latin diacritics folded, punctuation splits), so both backends match the same
+chunks in every language; no PostgreSQL text parser or per-language config runs (they stem
+differently from our Snowball + stop lists and know no Persian, Hindi or Chinese). Until
+migration 2 the same lexemes also fed a tsvector + GIN index; postings alone decide a match,
+so that index is gone (it cost a third of the COPY).
 
 Scores. The retriever uses keyword scores for ORDER only (RRF takes ranks; the bounded L2
-score is coverage from `get_terms`), so any "higher is better" score would do. We compute
-the same Okapi BM25 as FTS5's `bm25()` (k1=1.2, b=0.75, idf floored at 1e-6, N and avgdl
-over the whole version) from `term_df`, `postings` and `n_terms`, so both backends rank keyword
-candidates alike and fused top-k agree between them. ts_rank_cd would have been simpler but
-orders differently (it ignores document frequency).
+score is coverage from `get_terms`). We compute the same Okapi BM25 as FTS5's `bm25()`
+(k1=1.2, b=0.75, idf floored at 1e-6, N and avgdl over the whole version), so both backends
+rank keyword candidates alike. Since migration 2 each posting stores its dl-normalised weight
+`w` (avgdl is fixed when a version is written), so a query sums idf x w over the query terms'
+postings — written in (term, chunk) order, a few pages a term — and joins only its best
+candidates to `chunks` for the filters, doubling the candidate count on a shortfall (exact:
+see keyword_search). Before, every posting of every query term was joined to its chunk
+(20 vs 1.4 ms at 10k chunks; docs/scale-out.md). Versions written before keep that query.
 
 Dense search: one HNSW index (cosine) per version — a partial index on `vec::vector(dim)`
 WHERE version_id = v, because versions may differ in dimension — with pgvector's iterative
-scan so filters apply inside the index scan, before the LIMIT. Versions of at most
-`exact_below` chunks are scanned exactly instead (the top-k SQLite gives): on SciFact
-(5,183 chunks, E5 vectors) HNSW at ef_search=100 returned the exact top-50 list for 40% of
-queries (recall@50 0.974), enough to move fused top-10s. The exact scan costs more: 158 vs
-21 ms/query measured there, on 2 shared cores at load ~15 (so both figures are inflated).
+scan (strict order) so filters apply inside the index scan, before the LIMIT; ef_search is
+set per connection. Versions of at most `exact_below` chunks are scanned exactly instead (the
+top-k SQLite gives): on SciFact (5,183 chunks, E5 vectors) HNSW at ef_search=100 returned the
+exact top-50 list for 40% of queries (recall@50 0.974), enough to move fused top-10s. Since
+migration 2 the vector stays in the heap row (STORAGE MAIN), so the exact scan reads the
+table, not one TOAST lookup per row (10k rows: 2.5k instead of 61k buffers, 29 vs 143 ms).
+Each search is one statement reading the current version itself (one round trip; psycopg
+prepares a statement run five times on a connection).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import Counter
 from dataclasses import asdict
 from datetime import date, datetime, timezone
@@ -48,10 +52,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, superseded_from
-from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any
+from vouched.store.base import (
+    CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
+)
+from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
 from vouched.text import analyze
-from vouched.types import Chunk, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Record, SearchFilters
 
 BM25_K1 = 1.2  # FTS5's constants, so both backends rank keyword candidates alike
 BM25_B = 0.75
@@ -69,7 +75,16 @@ _COPY_COLS = (
 
 
 def _vec_text(v: np.ndarray) -> str:
-    return "[" + ",".join(repr(float(x)) for x in v) + "]"
+    return "[" + ",".join(map(repr, np.asarray(v, dtype=np.float32).tolist())) + "]"  # tolist: 5x faster than float(x) a value
+
+
+def bm25_weight(tf: int, dl: int, avgdl: float) -> float:
+    """The BM25 term weight of one posting, without idf: what FTS5's bm25() multiplies idf by."""
+    return tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
+
+
+_CURRENT = "SELECT current_version FROM store_state"
+KEYWORD_CANDIDATES = 4  # keyword search first scores postings alone, keeps limit x this, then filters; doubles on a shortfall
 
 
 def _row_to_chunk(r: tuple) -> Chunk:
@@ -93,7 +108,8 @@ class PostgresStore:
     """
 
     def __init__(self, dsn: str = "", *, schema: str = "vouched", keep_versions: int = 2,
-                 pool_size: int = 8, ef_search: int = 100, exact_below: int = 20_000) -> None:
+                 pool_size: int = 8, ef_search: int = 100, exact_below: int = 20_000,
+                 maintenance_work_mem: str = "1GB") -> None:
         self.dsn = os.environ.get(DSN_ENV) or dsn
         if not self.dsn:
             raise StoreError(f"[store] backend = \"postgres\" needs a dsn: set store.dsn in vouched.toml or {DSN_ENV}")
@@ -104,13 +120,26 @@ class PostgresStore:
         self.pool_size = pool_size
         self.ef_search = ef_search
         self.exact_below = exact_below
+        import re
+
+        if not re.fullmatch(r"\d+\s*(kB|MB|GB)", maintenance_work_mem):
+            raise StoreError(f"maintenance_work_mem must look like '1GB' or '512MB', got {maintenance_work_mem!r}")
+        self.maintenance_work_mem = maintenance_work_mem
+        self.last_write_times: dict[str, float] = {}  # phases of the last version written, seconds
+        self.last_ann_build_s: float | None = None
+        self.on_index_progress: Callable[[int, int], None] | None = None  # (done, total) during the HNSW build
+        self.last_dense_plan = ""
+        self.last_keyword_plan = ""  # "impact" (postings alone, then filters) or "join" (versions written before migration 2)
         self._pool = None
         self._lock = threading.Lock()
+        self._df_cache = DocFreqCache()
 
     # -- connections and migrations -----------------------------------------------------------
     def _configure(self, conn) -> None:
         conn.execute(f"SET search_path TO {self.schema}, public")
         conn.execute("SET hnsw.iterative_scan = strict_order")
+        # per connection, so a dense query needs no transaction of its own (SET LOCAL) unless it asks for more
+        conn.execute(f"SET hnsw.ef_search = {int(self.ef_search)}")
 
     def _get_pool(self):
         if self._pool is not None:
@@ -173,8 +202,16 @@ class PostgresStore:
 
     # -- versions -----------------------------------------------------------------------------
     def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
-                    progress: Callable[[int], None] | None = None) -> VersionBuffer:
-        return VersionBuffer(self, note, embedding_model, dim, progress)
+                    progress: Callable[[int], None] | None = None, max_shrink: float | None = None) -> VersionBuffer:
+        return VersionBuffer(self, note, embedding_model, dim, progress, max_shrink)
+
+    def switch_to(self, version_id: int | None = None) -> CorpusVersion:
+        """Point `current` at a kept version in one transaction (None: the newest older than current)."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"vouched-write-{self.schema}",))
+            target = version_rollback_target(self._versions(conn), self._current_id(conn), version_id)
+            conn.execute("UPDATE store_state SET current_version = %s", (target.id,))
+        return target
 
     def _current_id(self, conn=None) -> int | None:
         if conn is None:
@@ -183,18 +220,32 @@ class PostgresStore:
         row = conn.execute("SELECT current_version FROM store_state").fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
-    def current_version(self) -> CorpusVersion | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                "SELECT v.id, v.hash, v.created_at, v.chunk_count, v.record_count, v.embedding_model, v.dim, v.note "
-                "FROM corpus_versions v JOIN store_state s ON s.current_version = v.id").fetchone()
+    def current_version(self, conn=None) -> CorpusVersion | None:
+        if conn is None:
+            with self._conn() as c:
+                return self.current_version(c)
+        row = conn.execute(
+            "SELECT v.id, v.hash, v.created_at, v.chunk_count, v.record_count, v.embedding_model, v.dim, v.note "
+            "FROM corpus_versions v JOIN store_state s ON s.current_version = v.id").fetchone()
         return CorpusVersion(*row) if row else None
 
     def versions(self) -> list[CorpusVersion]:
         with self._conn() as conn:
-            rows = conn.execute("SELECT id, hash, created_at, chunk_count, record_count, embedding_model, dim, note "
-                                "FROM corpus_versions ORDER BY id").fetchall()
+            return self._versions(conn)
+
+    @staticmethod
+    def _versions(conn) -> list[CorpusVersion]:
+        rows = conn.execute("SELECT id, hash, created_at, chunk_count, record_count, embedding_model, dim, note "
+                            "FROM corpus_versions ORDER BY id").fetchall()
         return [CorpusVersion(*r) for r in rows]
+
+    def _current_meta(self, conn) -> tuple[int, int, int, bool, int]:
+        """(id, dim, chunk_count, impact, total_terms) of the current version, in one round trip."""
+        row = conn.execute("SELECT v.id, v.dim, v.chunk_count, v.impact, v.total_terms FROM store_state s "
+                           "JOIN corpus_versions v ON v.id = s.current_version").fetchone()
+        if row is None:
+            self._require_current(conn)  # raises the no-corpus error
+        return int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4])
 
     def _require_current(self, conn) -> int:
         vid = self._current_id(conn)
@@ -217,16 +268,23 @@ class PostgresStore:
         sup = superseded_from(chunks)
         chash = corpus_hash(chunks, w._records)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        t_start = time.perf_counter()
         terms = [analyze(c.embed_text, c.lang) for c in chunks]
         lexemes = [[x for t in ts for x in fts_tokens(t)] for ts in terms]
         df = Counter(t for ts in lexemes for t in set(ts))
+        total_terms = sum(map(len, lexemes))
+        avgdl = max(total_terms, 1) / max(len(chunks), 1)  # as keyword_search's v.avgdl
+        times: dict[str, float] = {"prepare_s": time.perf_counter() - t_start}
         with self._conn() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"vouched-write-{self.schema}",))
+            previous = self.current_version(conn)
+            w.check_shrink(previous)
             vid = conn.execute(
-                "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
-                (chash, created, w._note, w._model, dim, len(chunks), len(w._records), sum(map(len, lexemes))),
+                "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms, impact) "
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,TRUE) RETURNING id",
+                (chash, created, w._note, w._model, dim, len(chunks), len(w._records), total_terms),
             ).fetchone()[0]
+            t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
             with conn.cursor().copy(f"COPY chunks ({_COPY_COLS}) FROM STDIN") as cp:
                 for i, c in enumerate(chunks):
@@ -240,29 +298,44 @@ class PostgresStore:
                         w._progress(500)
             if w._progress and len(chunks) % 500:
                 w._progress(len(chunks) % 500)
-            with conn.cursor().copy("COPY postings (version_id, term, chunk_row, tf) FROM STDIN") as cp:
-                for row, lex in zip(rows, lexemes):
-                    for t, n in Counter(lex).items():
-                        cp.write_row((vid, t, row, n))
+            times["copy_chunks_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            # in (term, row) order: one term's postings then sit on adjacent pages, and a keyword
+            # query reads a few pages a term instead of one page a posting
+            postings = sorted((t, row, n, len(lex)) for row, lex in zip(rows, lexemes) for t, n in Counter(lex).items())
+            with conn.cursor().copy("COPY postings (version_id, term, chunk_row, tf, w) FROM STDIN") as cp:
+                for t, row, n, dl in postings:
+                    cp.write_row((vid, t, row, n, bm25_weight(n, dl, avgdl)))
+            del postings
             with conn.cursor().copy("COPY term_df (version_id, term, df) FROM STDIN") as cp:
                 for t, n in df.items():
                     cp.write_row((vid, t, n))
+            times["copy_postings_s"] = time.perf_counter() - t0
             if has_vec:
-                conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::vector({dim})) vector_cosine_ops) "
-                             f"WHERE version_id = {int(vid)}")
+                t0 = time.perf_counter()
+                # the graph built in memory is several times faster than one spilling to disk
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{self.maintenance_work_mem}'")
+                with self._watch_index_build(conn):
+                    conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::vector({dim})) vector_cosine_ops) "
+                                 f"WHERE version_id = {int(vid)}")
+                times["hnsw_build_s"] = time.perf_counter() - t0
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO records (version_id, record_id, tenant, body) VALUES (%s,%s,%s,%s)",
                                 [(vid, r.id, r.tenant, Jsonb(asdict(r))) for r in w._records])
             conn.execute("UPDATE store_state SET current_version = %s", (vid,))
-            self._drop_old(conn, vid)
+            self._drop_old(conn, vid, previous.id if previous else None)
         with self._conn() as conn:  # fresh statistics, so the planner sees the new version's size
             conn.execute("ANALYZE chunks")
             conn.execute("ANALYZE term_df")
             conn.execute("ANALYZE postings")
+        times["analyze_s"] = time.perf_counter() - t0
+        times["total_s"] = time.perf_counter() - t_start
+        self.last_write_times = {k: round(v, 3) for k, v in times.items()}
+        self.last_ann_build_s = times.get("hnsw_build_s")
         return self.current_version()  # type: ignore[return-value]
 
-    def _drop_old(self, conn, current: int) -> None:
-        old = [r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s ORDER BY id DESC", (current,))]
+    def _drop_old(self, conn, current: int, previous: int | None = None) -> None:
+        old = keep_order([r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s", (current,))], previous)
         for vid in old[self.keep_versions - 1:]:
             conn.execute(f"DROP INDEX IF EXISTS chunks_v{int(vid)}_hnsw")
             for table in ("chunks", "postings", "term_df", "records"):
@@ -299,43 +372,79 @@ class PostgresStore:
             return []
         where, args = self._filter_sql(filters)
         with self._conn() as conn:
-            vid = self._require_current(conn)
-            rows = conn.execute(
-                f"""WITH v AS (SELECT chunk_count::float8 AS n, GREATEST(total_terms, 1)::float8 / GREATEST(chunk_count, 1) AS avgdl
-                               FROM corpus_versions WHERE id = {vid}),
-                         q AS (SELECT d.term, GREATEST(ln((v.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-                               FROM term_df d, v WHERE d.version_id = {vid} AND d.term = ANY(%s)),
-                         p AS (SELECT p.chunk_row, p.tf::float8 AS tf, q.idf FROM postings p JOIN q ON p.term = q.term
-                               WHERE p.version_id = {vid})
-                    SELECT c.chunk_id, sum(p.idf * (p.tf * {BM25_K1 + 1})
-                           / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.n_terms / v.avgdl))) AS s
-                    FROM p JOIN chunks c ON c.rowid = p.chunk_row CROSS JOIN v
-                    WHERE c.version_id = {vid} AND c.tsv @@ %s::tsquery{where}
-                    GROUP BY c.rowid, c.chunk_id ORDER BY s DESC, c.rowid LIMIT %s""",
-                [terms, tsquery_any(terms), *args, limit],
-            ).fetchall()
+            vid, _dim, n, impact, total_terms = self._current_meta(conn)
+            if not impact:
+                self.last_keyword_plan = "join"
+                return self._keyword_join(conn, vid, terms, where, args, limit)
+            self.last_keyword_plan = "impact"
+            # BM25 from postings alone (w holds the dl-normalised term weight), best `cand` rows
+            # first; only those rows are joined to chunks for the filters. Exact: when at least
+            # `limit` of the best `cand` pass the filters they are the filtered top (every other
+            # row scores lower); otherwise `cand` doubles, up to every matching row.
+            cand = max(limit * KEYWORD_CANDIDATES, 64)
+            while True:
+                rows = conn.execute(
+                    f"""WITH q AS (SELECT d.term, GREATEST(ln(({n}::float8 - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
+                                   FROM term_df d WHERE d.version_id = {vid} AND d.term = ANY(%s)),
+                             s AS (SELECT p.chunk_row, sum(q.idf * p.w) AS s, count(*) OVER () AS matched
+                                   FROM postings p JOIN q ON p.term = q.term WHERE p.version_id = {vid}
+                                   GROUP BY p.chunk_row ORDER BY s DESC, p.chunk_row LIMIT %s)
+                        SELECT c.chunk_id, s.s, s.matched FROM s JOIN chunks c ON c.rowid = s.chunk_row
+                        WHERE c.version_id = {vid}{where}
+                        ORDER BY s.s DESC, c.rowid LIMIT %s""",
+                    [terms, cand, *args, limit],
+                ).fetchall()
+                matched = int(rows[0][2]) if rows else None
+                if len(rows) >= limit or (matched is not None and matched <= cand) or cand >= n:
+                    return [(r[0], float(r[1])) for r in rows]
+                if matched is None:  # nothing passed the filters: how many rows match at all?
+                    matched = conn.execute(
+                        f"SELECT count(DISTINCT chunk_row) FROM postings WHERE version_id = {vid} AND term = ANY(%s)",
+                        [terms]).fetchone()[0]
+                    if matched <= cand:
+                        return []
+                cand *= 4
+
+    def _keyword_join(self, conn, vid: int, terms: list[str], where: str, args: list, limit: int) -> list[tuple[str, float]]:
+        """Versions written before migration 2 (no postings.w): dl from chunks, every matching row joined."""
+        rows = conn.execute(
+            f"""WITH v AS (SELECT chunk_count::float8 AS n, GREATEST(total_terms, 1)::float8 / GREATEST(chunk_count, 1) AS avgdl
+                           FROM corpus_versions WHERE id = {vid}),
+                     q AS (SELECT d.term, GREATEST(ln((v.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
+                           FROM term_df d, v WHERE d.version_id = {vid} AND d.term = ANY(%s)),
+                     p AS (SELECT p.chunk_row, p.tf::float8 AS tf, q.idf FROM postings p JOIN q ON p.term = q.term
+                           WHERE p.version_id = {vid})
+                SELECT c.chunk_id, sum(p.idf * (p.tf * {BM25_K1 + 1})
+                       / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.n_terms / v.avgdl))) AS s
+                FROM p JOIN chunks c ON c.rowid = p.chunk_row CROSS JOIN v
+                WHERE c.version_id = {vid}{where}
+                GROUP BY c.rowid, c.chunk_id ORDER BY s DESC, c.rowid LIMIT %s""",
+            [terms, *args, limit],
+        ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def dense_search(self, vector: np.ndarray, filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         where, args = self._filter_sql(filters)
         with self._conn() as conn:
-            vid = self._require_current(conn)
-            dim, n = conn.execute("SELECT dim, chunk_count FROM corpus_versions WHERE id = %s", (vid,)).fetchone()
+            vid, dim, n, _impact, _terms = self._current_meta(conn)
             if not dim or limit <= 0:
                 return []
             if q.shape[0] != dim:
                 raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {dim}: re-ingest with this embedder")
             # The cast matches the version's partial HNSW index; without it no index applies: exact.
             col = "c.vec" if n <= self.exact_below else f"c.vec::vector({dim})"
-            with conn.transaction():
-                conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(self.ef_search), int(limit))}")
-                rows = conn.execute(
-                    f"SELECT c.chunk_id, 1 - ({col} <=> %s::vector({dim})) AS s FROM chunks c "
-                    f"WHERE c.version_id = {vid} AND c.vec IS NOT NULL{where} "
-                    f"ORDER BY {col} <=> %s::vector({dim}), c.rowid LIMIT %s",
-                    [_vec_text(q), *args, _vec_text(q), limit],
-                ).fetchall()
+            self.last_dense_plan = "exact" if n <= self.exact_below else "hnsw"
+            sql = (f"SELECT c.chunk_id, 1 - ({col} <=> %s::vector({dim})) AS s FROM chunks c "
+                   f"WHERE c.version_id = {vid} AND c.vec IS NOT NULL{where} "
+                   f"ORDER BY {col} <=> %s::vector({dim}), c.rowid LIMIT %s")
+            qtext = _vec_text(q)
+            if limit <= self.ef_search:  # the connection's ef_search (see _configure) is enough
+                rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
+            else:
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
+                    rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def score_dense(self, vector: np.ndarray, ids: Sequence[str], tenant: str = "default") -> dict[str, float]:
@@ -343,27 +452,49 @@ class PostgresStore:
             return {}
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         with self._conn() as conn:
-            vid = self._require_current(conn)
             rows = conn.execute(
-                "SELECT chunk_id, 1 - (vec <=> %s::vector) FROM chunks WHERE version_id = %s AND tenant = %s "
-                "AND chunk_id = ANY(%s) AND vec IS NOT NULL", [_vec_text(q), vid, tenant, list(ids)],
+                f"SELECT chunk_id, 1 - (vec <=> %s::vector) FROM chunks WHERE version_id = ({_CURRENT}) AND tenant = %s "
+                "AND chunk_id = ANY(%s) AND vec IS NOT NULL", [_vec_text(q), tenant, list(ids)],
             ).fetchall()
+            if not rows:
+                self._require_current(conn)
         return {r[0]: float(r[1]) for r in rows}
 
     # -- reads --------------------------------------------------------------------------------
     def _in_current(self, cols: str, ids: Sequence[str], tenant: str) -> list[tuple]:
         with self._conn() as conn:
-            vid = self._require_current(conn)
             if not ids:
+                self._require_current(conn)
                 return []
-            return conn.execute(f"SELECT {cols} FROM chunks WHERE version_id = %s AND tenant = %s AND chunk_id = ANY(%s)",
-                                [vid, tenant, list(ids)]).fetchall()
+            # the current version read in the same statement: one round trip, and never a mix of two versions
+            rows = conn.execute(f"SELECT {cols} FROM chunks WHERE version_id = ({_CURRENT}) AND tenant = %s AND chunk_id = ANY(%s)",
+                                [tenant, list(ids)]).fetchall()
+            if not rows:
+                self._require_current(conn)
+            return rows
 
     def get_chunks(self, ids: Sequence[str], tenant: str = "default") -> dict[str, Chunk]:
         return {r[0]: _row_to_chunk(r) for r in self._in_current(_CHUNK_COLS, ids, tenant)}
 
     def get_terms(self, ids: Sequence[str], tenant: str = "default") -> dict[str, frozenset[str]]:
         return {r[0]: frozenset(r[1]) for r in self._in_current("chunk_id, terms", ids, tenant)}
+
+    def doc_freq(self, terms: Sequence[str]) -> DocFreq:
+        """From `term_df` (written with the version), cached per version."""
+        with self._conn() as conn:
+            vid = self._current_id(conn)
+            if vid is None:
+                return DocFreq(0, {})
+            n = conn.execute("SELECT chunk_count FROM corpus_versions WHERE id = %s", (vid,)).fetchone()[0]
+
+        def fetch(want: list[str]) -> dict[str, int]:
+            toks = sorted({x for t in want for x in fts_tokens(t)})
+            with self._conn() as conn:
+                tok_df = dict(conn.execute("SELECT term, df FROM term_df WHERE version_id = %s AND term = ANY(%s)",
+                                           (vid, toks)).fetchall())
+            return {t: term_df(t, tok_df, fts_tokens) for t in want}
+
+        return self._df_cache.lookup(vid, int(n), terms, fetch)
 
     def records(self, tenant: str = "default") -> list[Record]:
         with self._conn() as conn:

@@ -41,9 +41,11 @@ from vouched.errors import StoreError
 from vouched.store.ann import AnnIndex, AnnParams, index_path, plan_dense, prune_index_files
 from vouched.store.keyword_index import SUFFIX as KW_SUFFIX
 from vouched.store.keyword_index import KeywordIndex
-from vouched.store.base import CorpusVersion, VersionBuffer, corpus_hash, superseded_from
+from vouched.store.base import (
+    CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
+)
 from vouched.text import analyze
-from vouched.types import Chunk, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Record, SearchFilters
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
@@ -197,6 +199,7 @@ class SQLiteStore:
         self._dense_lock = threading.Lock()
         self._init_lock = threading.Lock()
         self._initialised = False
+        self._df_cache = DocFreqCache()
 
     # -- connections ---------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
@@ -227,8 +230,22 @@ class SQLiteStore:
 
     # -- versions --------------------------------------------------------------------------
     def new_version(self, *, note: str = "", embedding_model: str = "", dim: int = 0,
-                    progress: Callable[[int], None] | None = None) -> VersionBuffer:
-        return VersionBuffer(self, note, embedding_model, dim, progress)
+                    progress: Callable[[int], None] | None = None, max_shrink: float | None = None) -> VersionBuffer:
+        return VersionBuffer(self, note, embedding_model, dim, progress, max_shrink)
+
+    def switch_to(self, version_id: int | None = None) -> CorpusVersion:
+        """Point `current` at a kept version in one transaction (None: the newest older than current)."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            target = version_rollback_target(self.versions(), self._current_id(), version_id)
+            db.execute("INSERT INTO meta (key, value) VALUES ('current', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                       (str(target.id),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return target
 
     def _current_id(self) -> int | None:
         row = self._db().execute("SELECT value FROM meta WHERE key='current'").fetchone()
@@ -278,6 +295,8 @@ class SQLiteStore:
                 pending.unlink(missing_ok=True)
             raise
         try:
+            previous = self.current_version()
+            w.check_shrink(previous)
             cur = db.execute(
                 "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count) VALUES (?,?,?,?,?,?,?)",
                 (chash, created, w._note, w._model, int(vectors.shape[1]) if has_vec else 0, len(chunks), len(w._records)),
@@ -310,7 +329,7 @@ class SQLiteStore:
                 [(vid, r.id, r.tenant, json.dumps(asdict(r), ensure_ascii=False)) for r in w._records],
             )
             db.execute("INSERT INTO meta (key, value) VALUES ('current', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(vid),))
-            self._drop_old(db, vid)
+            self._drop_old(db, vid, previous.id if previous else None)
             if pending is not None:
                 # In place before the version can be seen: a reader of v finds v's index.
                 final = index_path(self.path, vid, chash)
@@ -355,8 +374,8 @@ class SQLiteStore:
         except OSError as exc:  # a stale file costs disk, never correctness: its name says whose it is
             log.warning("could not delete old ANN index files beside %s: %s", self.path, exc)
 
-    def _drop_old(self, db: sqlite3.Connection, current: int) -> None:
-        old = [r[0] for r in db.execute("SELECT id FROM corpus_versions WHERE id < ? ORDER BY id DESC", (current,))]
+    def _drop_old(self, db: sqlite3.Connection, current: int, previous: int | None = None) -> None:
+        old = keep_order([r[0] for r in db.execute("SELECT id FROM corpus_versions WHERE id < ?", (current,))], previous)
         for vid in old[self.keep_versions - 1 :]:
             db.execute(f"DROP TABLE IF EXISTS fts_v{vid}")
             db.execute("DELETE FROM chunks WHERE version_id=?", (vid,))
@@ -557,6 +576,35 @@ class SQLiteStore:
 
     def get_terms(self, ids: Sequence[str], tenant: str = "default") -> dict[str, frozenset[str]]:
         return {r[0]: frozenset(r[1].split()) for r in self._in_current("chunk_id, terms", ids, tenant)}
+
+    def doc_freq(self, terms: Sequence[str]) -> DocFreq:
+        """From the in-memory keyword index's posting lists when it is in use, else from FTS5's
+        own statistics (an `fts5vocab` 'row' table over the version's FTS table)."""
+        from vouched.store.pg_schema import fts_tokens
+
+        vid = self._current_id()
+        if vid is None:
+            return DocFreq(0, {})
+        n = self._db().execute("SELECT chunk_count FROM corpus_versions WHERE id=?", (vid,)).fetchone()[0]
+
+        def fetch(want: list[str]) -> dict[str, int]:
+            toks = sorted({x for t in want for x in fts_tokens(t)})
+            kw = self._keyword_index(vid)
+            if kw is not None:
+                index = kw[0]
+                ids = {x: index.vocab.get(x) for x in toks}
+                tok_df = {x: int(index.indptr[i + 1] - index.indptr[i]) for x, i in ids.items() if i is not None}
+            else:
+                db = self._db()
+                db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_v{vid} USING fts5vocab(main, 'fts_v{vid}', 'row')")
+                tok_df = {}
+                for start in range(0, len(toks), 500):
+                    part = toks[start:start + 500]
+                    tok_df.update(db.execute(f"SELECT term, doc FROM temp.vocab_v{vid} WHERE term IN "
+                                             f"({','.join('?' * len(part))})", part).fetchall())
+            return {t: term_df(t, tok_df, fts_tokens) for t in want}
+
+        return self._df_cache.lookup(vid, int(n), terms, fetch)
 
     def records(self, tenant: str = "default") -> list[Record]:
         vid = self._current_id()

@@ -17,6 +17,16 @@ Boundaries:
   without a space: "She led it.[2] Next." → "She led it.[2]" | "Next.";
 * at blank lines, and at line breaks before or after a list item or markdown heading.
 
+Blocks are never cut (``block_spans``): a fenced code block (a line starting with three
+backticks or tildes, to the closing fence line, or to the end of the text when it is not
+closed yet) and a table (two or more consecutive lines that each hold a ``|`` cell
+separator, with the same number of cells) are one sentence each, whatever punctuation,
+blank line or ``#`` comment line they hold; the line breaks before and after a block are
+boundaries. Citation markers right after a closing fence stay with the block. Blocks are
+a matter of lines: in text with no line break nothing changes. (The streaming gate keeps a
+block whole when the block starts on a new line — the extractive generator writes it so; a
+table that opens a model's stream can still be cut by the gate's fast path.)
+
 Not boundaries (for ``.`` only; ``!``/``?`` end a sentence unless a closing quote and a
 lower-case word follow: 'He asked "why?" and left.'):
 
@@ -184,6 +194,69 @@ def _punct_cuts(text: str) -> Iterator[int]:
         yield end
 
 
+_FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
+_FENCE_TAIL = re.compile(rf"(?:[ \t]*{_MARKER})*")
+_TABLE_ROW = re.compile(r"[ \t]{0,3}\|")
+
+
+def _is_table_line(text: str, a: int, b: int) -> bool:
+    """A line that starts with "|" (after at most three spaces): a table row."""
+    return _TABLE_ROW.match(text, a, b) is not None
+
+
+def block_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each fenced code block and table in ``text``: never cut inside.
+
+    A span starts at its first line's start and ends at its last line's end (for a fence,
+    after any citation markers on the closing fence line). Pure. Each is decided by the
+    first characters of its lines, so a stream cut mid-block gives the same cuts so far.
+    """
+    if "|" not in text and "```" not in text and "~~~" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    lines: list[tuple[int, int]] = []  # (start, end) of each line
+    pos = 0
+    n = len(text)
+    while pos <= n:
+        nl = text.find("\n", pos)
+        end = n if nl == -1 else nl
+        lines.append((pos, end))
+        if nl == -1:
+            break
+        pos = nl + 1
+    i = 0
+    while i < len(lines):
+        a, b = lines[i]
+        fence = _FENCE.match(text, a, b)
+        if fence is not None:
+            mark = text[fence.end() - 3 : fence.end()]
+            j = i + 1
+            while j < len(lines):
+                c, d = lines[j]
+                close = _FENCE.match(text, c, d)
+                if close is not None and text[close.end() - 3 : close.end()] == mark:
+                    break
+                j += 1
+            if j >= len(lines):  # not closed (yet): the block runs to the end
+                spans.append((a, n))
+                break
+            c, d = lines[j]
+            close = _FENCE.match(text, c, d)
+            tail = _FENCE_TAIL.match(text, close.end(), d)
+            spans.append((a, tail.end()))
+            i = j + 1
+            continue
+        if _is_table_line(text, a, b):
+            j = i + 1
+            while j < len(lines) and _is_table_line(text, *lines[j]):
+                j += 1
+            spans.append((a, lines[j - 1][1]))
+            i = j
+            continue
+        i += 1
+    return spans
+
+
 def _boundaries(text: str) -> list[int]:
     cuts = list(_punct_cuts(text))
     # Paragraph and list-item line breaks.
@@ -197,6 +270,14 @@ def _boundaries(text: str) -> list[int]:
                 cuts.append(pos)
             line_start = pos + 1
             pos = text.find("\n", line_start)
+        blocks = block_spans(text)
+        if blocks:
+            # Nothing cuts inside a block; the line breaks around it do.
+            cuts = [c for c in cuts if not any(a < c < b for a, b in blocks)]
+            for a, b in blocks:
+                if a > 0:
+                    cuts.append(a - 1)
+                cuts.append(b)
         cuts.sort()
     return cuts
 

@@ -1,8 +1,10 @@
 """`vouched trace ID`, `vouched traces --since 2h`, `vouched feedback ID --useful/--not-useful`.
 
-Each command returns its exit code: 0 done; 1 no such trace (or an ambiguous prefix, or no
-trace file yet); 2 bad input (the config, or a --since that is not a duration or a date).
-Reading never creates the trace file.
+Each command returns 0 when done and raises from the error tree otherwise (the CLI maps it
+with the one table, vouched.errors.EXIT_CODES): a TraceStoreError (exit 1) for no such trace,
+an ambiguous prefix, no trace file yet or an unreachable trace store; a ConfigError or an
+InputError (exit 2) for the config or a --since that is not a duration or a date. Reading
+never creates the trace file.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from typing import Callable
 
 from rich.console import Console
 
-from vouched.errors import VouchedError
+from vouched.errors import EXIT_OK, InputError, TraceNotFound, TraceStoreError, VouchedError
 
 __all__ = ["feedback_command", "parse_since", "trace_command", "traces_command"]
 
-EXIT_OK, EXIT_NOT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.I)
 
@@ -27,7 +28,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.I)
 def parse_since(text: str, now: datetime | None = None) -> datetime:
     """'90s', '30m', '2h', '1d', '2w' (before now), or an ISO date / datetime (naive = UTC).
 
-    Raises ValueError with a message that says what is accepted.
+    Raises InputError (a ValueError) with a message that says what is accepted.
     """
     now = now or datetime.now(timezone.utc)
     m = _DURATION.match(text or "")
@@ -41,58 +42,43 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
         t = datetime.fromisoformat(s.replace("Z", "+00:00"))
         return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
     except ValueError:
-        raise ValueError(f"--since {text!r}: give a duration such as 30m, 2h, 1d, 2w, or a date YYYY-MM-DD[THH:MM]") from None
+        raise InputError(f"--since {text!r}: give a duration such as 30m, 2h, 1d, 2w, or a date YYYY-MM-DD[THH:MM]") from None
 
 
-def _open(config_path: Path | None, err: Console):
-    """(config, trace store) or an exit code; never creates the trace file (or tables)."""
+def _open(config_path: Path | None):
+    """(config, trace store); never creates the trace file (or tables)."""
     from vouched.config import load_config
     from vouched.trace.paths import open_trace_store
 
-    try:
-        cfg = load_config(config_path)
-        store = open_trace_store(cfg)
-    except VouchedError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        return None, EXIT_BAD_INPUT
+    cfg = load_config(config_path)
+    store = open_trace_store(cfg)
     try:
         exists = store.exists()
-    except VouchedError as exc:  # PostgreSQL unreachable
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        return None, EXIT_NOT_FOUND
+    except TraceStoreError:
+        raise
+    except VouchedError as exc:  # PostgreSQL unreachable: nothing can be shown
+        raise TraceStoreError(str(exc)) from exc
     if not exists:
         what = "does not exist" if cfg.trace.backend == "sqlite" else "has no traces table"
-        err.print(f"no traces recorded yet: {store.location} {what} (traces are written by `vouched ask` and the service)",
-                  highlight=False)
-        return None, EXIT_NOT_FOUND
-    return (cfg, store), EXIT_OK
+        raise TraceNotFound(f"no traces recorded yet: {store.location} {what} "
+                            "(traces are written by `vouched ask` and the service)")
+    return cfg, store
 
 
-def _run(config_path, err: Console, body: Callable) -> int:
-    from vouched.trace.store import TraceNotFound, TraceStoreError
-
-    opened, code = _open(config_path, err)
-    if opened is None:
-        return code
-    cfg, store = opened
+def _run(config_path, body: Callable) -> int:
+    cfg, store = _open(config_path)
     try:
         return body(cfg, store)
-    except TraceNotFound as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        return EXIT_NOT_FOUND
-    except TraceStoreError as exc:  # ambiguous prefix, or a file this version cannot read
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        return EXIT_NOT_FOUND
     finally:
         store.close()
 
 
 def trace_command(config_path: Path | None, trace_id: str, as_json: bool = False, *,
-                  out: Console | None = None, err: Console | None = None) -> int:
+                  out: Console | None = None) -> int:
     """Print one trace (id or a unique prefix of at least 4 characters)."""
     from vouched.trace.render import render_trace
 
-    out, err = out or Console(), err or Console(stderr=True)
+    out = out or Console()
 
     def body(cfg, store) -> int:
         t = store.get(trace_id)
@@ -102,21 +88,17 @@ def trace_command(config_path: Path | None, trace_id: str, as_json: bool = False
             out.print(render_trace(t, prices=dict(cfg.spend.prices)))
         return EXIT_OK
 
-    return _run(config_path, err, body)
+    return _run(config_path, body)
 
 
 def traces_command(config_path: Path | None, since: str | None = None, limit: int = 50, as_json: bool = False,
-                   outcome: str | None = None, *, out: Console | None = None, err: Console | None = None,
+                   outcome: str | None = None, *, out: Console | None = None,
                    now: datetime | None = None) -> int:
     """List traces newest first, optionally since a duration ago or a date, and by outcome."""
     from vouched.trace.render import traces_table
 
-    out, err = out or Console(), err or Console(stderr=True)
-    try:
-        since_t = parse_since(since, now) if since else None
-    except ValueError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
+    out = out or Console()
+    since_t = parse_since(since, now) if since else None
 
     def body(cfg, store) -> int:
         rows = store.list(since=since_t, limit=limit, outcome=outcome)
@@ -127,13 +109,13 @@ def traces_command(config_path: Path | None, since: str | None = None, limit: in
         out.print(traces_table(rows, title=title))
         return EXIT_OK
 
-    return _run(config_path, err, body)
+    return _run(config_path, body)
 
 
 def feedback_command(config_path: Path | None, trace_id: str, useful: bool, comment: str = "", *,
-                     out: Console | None = None, err: Console | None = None) -> int:
+                     out: Console | None = None) -> int:
     """Attach a reader's verdict (useful / not useful, with a comment) to a trace."""
-    out, err = out or Console(), err or Console(stderr=True)
+    out = out or Console()
 
     def body(cfg, store) -> int:
         tid = store.resolve(trace_id)
@@ -142,5 +124,5 @@ def feedback_command(config_path: Path | None, trace_id: str, useful: bool, comm
                   + (f" — {comment}" if comment else ""), highlight=False)
         return EXIT_OK
 
-    return _run(config_path, err, body)
+    return _run(config_path, body)
 

@@ -26,6 +26,7 @@ RULE_TEXT = {
     "marker_range": "a source marker points to a source that was not given",
     "missing_marker": "a contentful sentence carries no source marker",
     "unsupported_value": "a number, URL or e-mail is in no source the sentence cites",
+    "unsupported_name": "a proper name, code or quoted title is in no source the sentence cites",
     "first_person": "the assistant spoke as the subject (L5)",
     "no_answer": "the generator said NO_ANSWER",
 }
@@ -70,6 +71,16 @@ def _evidence_line(t: Mapping[str, Any]) -> Text | None:
     passed = ev >= th
     line = Text(f"evidence {ev:.4f} (run {t['evidence_run']}) {'≥' if passed else '<'} threshold {th:.4f} → ")
     line.append("passed L2" if passed else "refused by L2", style="green" if passed else "yellow")
+    return line
+
+
+def _anchors_line(t: Mapping[str, Any]) -> Text | None:
+    anchors = t.get("anchors") or []
+    if not anchors:
+        return None
+    found, missing = t.get("anchors_found") or [], t.get("anchors_missing") or []
+    line = Text(f"anchors ({len(anchors)}): found {', '.join(found) or '—'}; ")
+    line.append(f"missing {', '.join(missing) or '—'}", style="yellow" if missing else "green")
     return line
 
 
@@ -146,7 +157,7 @@ def render_trace(trace: Mapping[str, Any], *, prices: Mapping[str, Any] | None =
     held = held_sentence(t)
     if held is not None and t.get("outcome") == "held":
         parts.append(_held_panel(held, t.get("layer")))
-    for piece in (_evidence_line(t), _sentences_table(t), _retrieved_table(t)):
+    for piece in (_evidence_line(t), _anchors_line(t), _sentences_table(t), _retrieved_table(t)):
         if piece is not None:
             parts.append(piece)
     if t.get("source_ids"):

@@ -29,7 +29,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from vouched.errors import VouchedError
 
 __all__ = [
     "COLUMNS",
@@ -85,16 +84,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 COLUMNS = ("question", "normalized", "lang", "route", "layer", "category", "outcome", "threshold", "evidence", "evidence_run")
 
 
-class TraceStoreError(VouchedError):
-    """The trace file cannot be used: unreadable, or written by an incompatible schema."""
-
-
-class TraceNotFound(TraceStoreError):
-    """No trace has this id (or id prefix)."""
-
-
-class AmbiguousTraceId(TraceStoreError):
-    """An id prefix matches more than one trace; the message lists them."""
+# Drawn in vouched.errors (the one error tree); re-exported here for the imports that use this module.
+from vouched.errors import AmbiguousTraceId, TraceNotFound, TraceStoreError  # noqa: E402,F401
 
 
 def migration_hash(sql: str) -> str:

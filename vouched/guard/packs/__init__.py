@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -90,6 +90,8 @@ class Rule:
     body: str  # macros expanded, literals in comparable form, no word boundaries
     whole_words: bool = True
     literals: frozenset[str] | None = None  # one of these is in every match (refusal rules)
+    yes: tuple[str, ...] = ()  # example texts the pattern must match (``vouched packs check``)
+    no: tuple[str, ...] = ()  # example texts it must not match
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -107,6 +109,8 @@ class LangPack:
     followup_starts: re.Pattern[str] | None
     followup_anaphora: re.Pattern[str] | None
     pronouns: Mapping[str, re.Pattern[str]]  # she/he/they/it -> whole-word alternation
+    # category -> (texts the category must refuse, texts it must not): the pack's intent as data
+    examples: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -199,12 +203,35 @@ def _compiled(src: str, body: str, whole: bool, where: str) -> re.Pattern[str]:
         raise ConfigError(f"{where}: invalid regular expression {src!r}: {exc}") from None
 
 
-def _rule(src: object, env: Mapping[str, str], where: str, lang: str, group: str, whole: bool, eager: bool) -> Rule:
+def _texts(v: object, where: str) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,)
+    if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
+        raise ConfigError(f"{where}: examples must be a list of strings, got {v!r}")
+    return tuple(v)
+
+
+def entry(item: object, where: str) -> tuple[object, tuple[str, ...], tuple[str, ...]]:
+    """One pattern entry as (source, yes, no): a string, or a table ``{re, yes, no}``."""
+    if isinstance(item, Mapping):
+        unknown = set(item) - {"re", "yes", "no"}
+        if unknown or "re" not in item:
+            raise ConfigError(f"{where}: a pattern table needs 're' (and optional 'yes', 'no'), got keys {sorted(item)}")
+        return item["re"], _texts(item.get("yes"), where), _texts(item.get("no"), where)
+    if isinstance(item, tuple) and len(item) == 3:  # frozen form of a table (see _freeze)
+        return item[0], item[1], item[2]
+    return item, (), ()
+
+
+def _rule(item: object, env: Mapping[str, str], where: str, lang: str, group: str, whole: bool, eager: bool) -> Rule:
+    src, yes, no = entry(item, where)
     body = _prepare(src, env, where)
     if not eager:
         return Rule(lang, group, str(src), body, whole)
     try:  # parse the body alone (a wrapper could hide an unclosed "["), then compile
-        rule = Rule(lang, group, str(src), body, whole, required_literals(body))
+        rule = Rule(lang, group, str(src), body, whole, required_literals(body), yes, no)
         rule.regex
     except re.error as exc:
         raise ConfigError(f"{where}: invalid regular expression {src!r}: {exc}") from None
@@ -228,6 +255,8 @@ def _rules(
         pats = spec.get("patterns", ()) if isinstance(spec, Mapping) else spec
         if isinstance(pats, str):
             pats = [pats]
+        if isinstance(spec, Mapping) and spec.get("rule"):  # [[refusal.<cat>.rule]] tables
+            pats = [*pats, *spec["rule"]]
         where = f"{lang} {kind}.{name}"
         out[str(name)] = tuple(_rule(p, env, where, lang, str(name), whole, eager) for p in pats)
     return out
@@ -273,7 +302,17 @@ def _lang_pack(lang: str, extra: Mapping[str, Sequence[str]] | None) -> LangPack
         followup_starts=_words_rx(fu.get("starts", ()), env, f"{lang} followup", whole),
         followup_anaphora=_words_rx(fu.get("anaphora", ()), env, f"{lang} followup", whole),
         pronouns=MappingProxyType({g: rx for g, rx in pronouns.items() if rx is not None}),
+        examples=MappingProxyType(_examples(data.get("refusal", {}), lang)),
     )
+
+
+def _examples(section: Mapping, lang: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    out = {}
+    for name, spec in section.items():
+        if isinstance(spec, Mapping) and ("yes" in spec or "no" in spec):
+            where = f"{lang} refusal.{name}"
+            out[str(name)] = (_texts(spec.get("yes"), where), _texts(spec.get("no"), where))
+    return out
 
 
 def _any_pack(extra: Mapping[str, Sequence[str]]) -> LangPack:
@@ -308,9 +347,15 @@ def _freeze(extra: Mapping[str, Mapping[str, Sequence[str]]] | None) -> _Frozen:
             raise ConfigError(f"extra refusal patterns for {lang!r} must map category -> [regex, ...]")
         items = []
         for cat, pats in cats.items():
-            if isinstance(pats, str):
+            if isinstance(pats, (str, Mapping)):
                 pats = [pats]
-            items.append((str(cat), tuple(pats)))
+            frozen = []
+            for p in pats:  # a {re, yes, no} table is kept as a hashable (re, yes, no) tuple
+                if isinstance(p, Mapping):
+                    src, yes, no = entry(p, f"extra refusal patterns {lang}.{cat}")
+                    p = (src, yes, no)
+                frozen.append(p)
+            items.append((str(cat), tuple(frozen)))
         out.append((str(lang), tuple(items)))
     return tuple(out)
 

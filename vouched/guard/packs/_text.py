@@ -23,7 +23,13 @@ from vouched.text.scripts import HAN_CLASS, is_han
 
 __all__ = ["PLACEHOLDER", "comparable", "matching_text", "subject_texts"]
 
-PLACEHOLDER = "\ue000"  # private-use character: never typed, never produced by normalize()
+# The subject placeholder is a *letter* (a word character for ``re``), so a word boundary,
+# ``(?<!\w)`` or ``(?!\w)`` next to it behaves as next to a name or a pronoun: "{@she}\b"
+# matches "will <S> move" as it matches "will she move". It must be stable under
+# ``comparable`` (patterns' non-ASCII literals go through it) and never typed in practice:
+# U+A66E CYRILLIC LETTER MULTIOCULAR O (one medieval manuscript), outside every range the
+# packs use (Cyrillic patterns spell а-я / ё; accents are folded only below U+0500).
+PLACEHOLDER = "\ua66e"
 
 _APOS = str.maketrans({"\u2019": "'", "\u02bc": "'", "\u2018": "'"})
 _ACCENTABLE = re.compile("[\u00c0-\u04ff]")
@@ -82,4 +88,16 @@ def subject_texts(question: str, subject_names: Sequence[str] = ()) -> tuple[str
     if rx is None:
         return (text,)
     replaced = rx.sub(PLACEHOLDER, text)
-    return (replaced,) if replaced == text else (replaced, text)
+    if replaced == text:
+        return (text,)
+    # A Latin name inside Chinese text got seam spaces from matching_text ("Leila的电话" →
+    # "leila 的电话"); Chinese patterns are written without spaces ("{@S}的?电话"), so the
+    # placeholder is also offered glued to its Han neighbours.
+    glued = _glue().sub("", replaced) if not replaced.isascii() else replaced
+    return (replaced, text) if glued == replaced else (replaced, glued, text)
+
+
+@lru_cache(maxsize=1)
+def _glue() -> re.Pattern[str]:
+    han = f"[{HAN_CLASS}]"
+    return re.compile(f"(?<={PLACEHOLDER}) +(?={han})|(?<={han}) +(?={PLACEHOLDER})")

@@ -17,6 +17,7 @@
       sources: "Sources", notice: "Notice", declined: "Declined", error: "Error", stopped: "Stopped: the rest of this answer was not requested.",
       too_long: "The question is too long ({n} of {max} bytes).", rate: "Too many questions from this address. Try again in {s} s.",
       failed: "The answer could not be completed. Please try again.", you: "You", assistant: "Answer", done: "Answer complete.",
+      title_docs: "Ask the documentation", title_site: "Ask this site",
     },
     fa: {
       title: "پرسش", title_subject: "پرسش درباره‌ی {subject}", language: "زبان", skip: "رفتن به کادر پرسش",
@@ -26,6 +27,7 @@
       sources: "منابع", notice: "توجه", declined: "بدون پاسخ", error: "خطا", stopped: "متوقف شد: ادامه‌ی این پاسخ درخواست نشد.",
       too_long: "پرسش بیش از اندازه بلند است ({n} از {max} بایت).", rate: "پرسش‌های این نشانی بیش از حد مجاز است. {s} ثانیه‌ی دیگر دوباره تلاش کنید.",
       failed: "پاسخ کامل نشد. لطفاً دوباره تلاش کنید.", you: "شما", assistant: "پاسخ", done: "پاسخ کامل شد.",
+      title_docs: "پرسش از مستندات", title_site: "پرسش از این سایت",
     },
     es: {
       title: "Preguntar", title_subject: "Pregunte sobre {subject}", language: "Idioma", skip: "Ir al cuadro de pregunta",
@@ -35,6 +37,7 @@
       sources: "Fuentes", notice: "Aviso", declined: "Sin respuesta", error: "Error", stopped: "Detenida: no se pidió el resto de la respuesta.",
       too_long: "La pregunta es demasiado larga ({n} de {max} bytes).", rate: "Demasiadas preguntas desde esta dirección. Inténtelo de nuevo en {s} s.",
       failed: "No se pudo completar la respuesta. Inténtelo de nuevo.", you: "Usted", assistant: "Respuesta", done: "Respuesta completa.",
+      title_docs: "Pregunte a la documentación", title_site: "Pregunte a este sitio",
     },
     ar: {
       title: "اسأل", title_subject: "اسأل عن {subject}", language: "اللغة", skip: "انتقل إلى مربع السؤال",
@@ -44,6 +47,67 @@
       sources: "المصادر", notice: "تنبيه", declined: "بدون إجابة", error: "خطأ", stopped: "توقفت: لم يُطلب باقي الإجابة.",
       too_long: "السؤال طويل جداً ({n} من {max} بايت).", rate: "أسئلة كثيرة من هذا العنوان. حاول مجدداً بعد {s} ث.",
       failed: "تعذر إكمال الإجابة. حاول مرة أخرى.", you: "أنت", assistant: "الإجابة", done: "اكتملت الإجابة.",
+      title_docs: "اسأل الوثائق", title_site: "اسأل هذا الموقع",
+    },
+    pt: {
+      title: "Perguntar", title_subject: "Pergunte sobre {subject}", language: "Idioma", skip: "Ir para a caixa de pergunta",
+      lede: "As respostas vêm apenas das páginas deste site; cada frase é verificada com as fontes que cita. Algumas perguntas são recusadas em vez de adivinhadas.",
+      conversation: "Conversa", suggested: "Perguntas sugeridas", your_question: "Sua pergunta",
+      placeholder: "Escreva sua pergunta…", ask: "Perguntar", stop: "Parar", hint: "Enter envia · Shift+Enter nova linha · Esc para a resposta",
+      sources: "Fontes", notice: "Aviso", declined: "Sem resposta", error: "Erro", stopped: "Parada: o resto da resposta não foi pedido.",
+      too_long: "A pergunta é longa demais ({n} de {max} bytes).", rate: "Perguntas demais deste endereço. Tente de novo em {s} s.",
+      failed: "Não foi possível concluir a resposta. Tente de novo.", you: "Você", assistant: "Resposta", done: "Resposta concluída.",
+      title_docs: "Pergunte à documentação", title_site: "Pergunte a este site",
+    },
+    fr: {
+      title: "Demander", title_subject: "Questions sur {subject}", language: "Langue", skip: "Aller à la zone de question",
+      lede: "Les réponses viennent uniquement des pages de ce site ; chaque phrase est vérifiée par rapport aux sources qu'elle cite. Certaines questions sont déclinées plutôt que devinées.",
+      conversation: "Conversation", suggested: "Questions suggérées", your_question: "Votre question",
+      placeholder: "Posez votre question…", ask: "Demander", stop: "Arrêter", hint: "Entrée envoie · Maj+Entrée ajoute une ligne · Échap arrête la réponse",
+      sources: "Sources", notice: "Avis", declined: "Sans réponse", error: "Erreur", stopped: "Arrêtée : la suite de la réponse n'a pas été demandée.",
+      too_long: "La question est trop longue ({n} sur {max} octets).", rate: "Trop de questions depuis cette adresse. Réessayez dans {s} s.",
+      failed: "La réponse n'a pas pu être terminée. Veuillez réessayer.", you: "Vous", assistant: "Réponse", done: "Réponse terminée.",
+      title_docs: "Interroger la documentation", title_site: "Interroger ce site",
+    },
+    de: {
+      title: "Fragen", title_subject: "Fragen zu {subject}", language: "Sprache", skip: "Zum Fragefeld springen",
+      lede: "Antworten kommen nur aus den Seiten dieser Website; jeder Satz wird an den Quellen geprüft, die er nennt. Manche Fragen werden abgelehnt statt geraten.",
+      conversation: "Unterhaltung", suggested: "Vorgeschlagene Fragen", your_question: "Ihre Frage",
+      placeholder: "Stellen Sie eine Frage…", ask: "Fragen", stop: "Stopp", hint: "Enter sendet · Umschalt+Enter neue Zeile · Esc stoppt die Antwort",
+      sources: "Quellen", notice: "Hinweis", declined: "Keine Antwort", error: "Fehler", stopped: "Gestoppt: der Rest dieser Antwort wurde nicht angefordert.",
+      too_long: "Die Frage ist zu lang ({n} von {max} Bytes).", rate: "Zu viele Fragen von dieser Adresse. Versuchen Sie es in {s} s erneut.",
+      failed: "Die Antwort konnte nicht fertiggestellt werden. Bitte versuchen Sie es erneut.", you: "Sie", assistant: "Antwort", done: "Antwort fertig.",
+      title_docs: "Die Dokumentation fragen", title_site: "Diese Website fragen",
+    },
+    ru: {
+      title: "Спросить", title_subject: "Вопросы о {subject}", language: "Язык", skip: "Перейти к полю вопроса",
+      lede: "Ответы берутся только со страниц этого сайта; каждое предложение сверяется с источниками, на которые оно ссылается. На некоторые вопросы ассистент не отвечает, а не угадывает.",
+      conversation: "Диалог", suggested: "Предлагаемые вопросы", your_question: "Ваш вопрос",
+      placeholder: "Задайте вопрос…", ask: "Спросить", stop: "Стоп", hint: "Enter отправляет · Shift+Enter новая строка · Esc останавливает ответ",
+      sources: "Источники", notice: "Примечание", declined: "Без ответа", error: "Ошибка", stopped: "Остановлено: продолжение ответа не запрашивалось.",
+      too_long: "Вопрос слишком длинный ({n} из {max} байт).", rate: "Слишком много вопросов с этого адреса. Повторите через {s} с.",
+      failed: "Не удалось завершить ответ. Попробуйте ещё раз.", you: "Вы", assistant: "Ответ", done: "Ответ готов.",
+      title_docs: "Спросить документацию", title_site: "Спросить этот сайт",
+    },
+    zh: {
+      title: "提问", title_subject: "关于{subject}的提问", language: "语言", skip: "跳到提问框",
+      lede: "回答只来自本网站自己的页面；每个句子都会与其引用的来源核对。有些问题宁可不答，也不猜测。",
+      conversation: "对话", suggested: "推荐问题", your_question: "您的问题",
+      placeholder: "请输入问题…", ask: "提问", stop: "停止", hint: "Enter 发送 · Shift+Enter 换行 · Esc 停止回答",
+      sources: "来源", notice: "提示", declined: "未回答", error: "错误", stopped: "已停止：未请求此回答的其余部分。",
+      too_long: "问题太长（{n} / {max} 字节）。", rate: "此地址的提问过多。请在 {s} 秒后重试。",
+      failed: "回答未能完成。请重试。", you: "您", assistant: "回答", done: "回答完成。",
+      title_docs: "向文档提问", title_site: "向本网站提问",
+    },
+    hi: {
+      title: "पूछें", title_subject: "{subject} के बारे में पूछें", language: "भाषा", skip: "प्रश्न बॉक्स पर जाएँ",
+      lede: "उत्तर केवल इसी साइट के पन्नों से आते हैं; हर वाक्य उन स्रोतों से जाँचा जाता है जिनका वह हवाला देता है। कुछ प्रश्नों का अनुमान लगाने के बजाय उत्तर नहीं दिया जाता।",
+      conversation: "बातचीत", suggested: "सुझाए गए प्रश्न", your_question: "आपका प्रश्न",
+      placeholder: "अपना प्रश्न लिखें…", ask: "पूछें", stop: "रोकें", hint: "Enter भेजता है · Shift+Enter नई पंक्ति · Esc उत्तर रोकता है",
+      sources: "स्रोत", notice: "सूचना", declined: "उत्तर नहीं", error: "त्रुटि", stopped: "रुका: इस उत्तर का बाकी हिस्सा माँगा नहीं गया।",
+      too_long: "प्रश्न बहुत लंबा है ({max} में से {n} बाइट)।", rate: "इस पते से बहुत अधिक प्रश्न। {s} सेकंड बाद फिर कोशिश करें।",
+      failed: "उत्तर पूरा नहीं हो सका। कृपया फिर कोशिश करें।", you: "आप", assistant: "उत्तर", done: "उत्तर पूरा हुआ।",
+      title_docs: "दस्तावेज़ से पूछें", title_site: "इस साइट से पूछें",
     },
   };
 
@@ -84,8 +148,11 @@
     for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
     for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", t(node.dataset.i18nLabel));
     for (const node of document.querySelectorAll("[data-i18n-placeholder]")) node.placeholder = t(node.dataset.i18nPlaceholder);
-    $("title").textContent = CONFIG.subject ? t("title_subject", { subject: CONFIG.subject }) : t("title");
+    // the subject, else the site's name, else what kind of site it is: never a bare "Ask"
+    const name = CONFIG.subject || CONFIG.site_name;
+    $("title").textContent = name ? t("title_subject", { subject: name }) : t(CONFIG.site_kind === "docs" ? "title_docs" : "title_site");
     document.title = $("title").textContent;
+    $("uncalibrated").hidden = CONFIG.calibrated !== false;
     send.textContent = controller ? t("stop") : t("ask");
     const holder = $("suggestions");
     holder.replaceChildren();
@@ -156,9 +223,9 @@
     return { id, node: m, answer, sentences: [] };
   }
 
-  function addBlock(bot, kind, text, tag) {
+  function addBlock(bot, kind, text, key) {
     const p = el("p", { class: kind, dir: dirOf(text), role: kind === "error" ? "alert" : "note" });
-    p.append(el("span", { class: "tag" }, tag), document.createTextNode(text));
+    p.append(el("span", { class: "tag", "data-i18n": key }, t(key)), document.createTextNode(text));
     bot.node.append(p);
     return p;
   }
@@ -186,14 +253,18 @@
   function addSources(bot, sources) {
     if (!sources || !sources.length) return;
     const box = el("section", { class: "sources" });
-    box.append(el("h2", {}, t("sources")));
+    box.append(el("h2", { "data-i18n": "sources" }, t("sources")));
     const list = el("ol");
     for (const s of sources) {
       const li = el("li", { id: `${bot.id}-src-${s.number}`, value: String(s.number), dir: "auto" });
       const href = s.url ? safeHref(s.url) : null;
       li.append(href ? el("a", { href, rel: "noopener" }, s.title) : el("span", { class: "title" }, s.title));
-      const meta = [s.section, s.date].filter(Boolean).join(" · ");
-      if (meta) li.append(" ", el("span", { class: "meta" }, "— " + meta));
+      if (s.section || s.date) {
+        const meta = el("span", { class: "meta" }, "— " + (s.section || ""));
+        // a date is left-to-right inside any paragraph: isolated, "2022-01-20" never reads "20-01-2022" in Persian
+        if (s.date) meta.append(s.section ? " · " : "", el("time", { dir: "ltr", datetime: s.date }, s.date));
+        li.append(" ", meta);
+      }
       list.append(li);
     }
     box.append(list);
@@ -202,8 +273,18 @@
 
   function finish(bot, done) {
     if (done.lang) bot.node.setAttribute("dir", RTL_LANGS.has(done.lang) ? "rtl" : "ltr");
+    followQuestionLanguage(done.lang);
     bot.node.dataset.outcome = done.outcome;
     addSources(bot, done.sources);
+  }
+
+  // The page's own labels follow the language the reader asks in (the service detected it),
+  // not only the picker or the browser.
+  function followQuestionLanguage(lang) {
+    if (!lang || lang === uiLang || !TEXT[lang] || !(CONFIG.languages || []).includes(lang)) return;
+    uiLang = lang;
+    picker.value = lang;
+    applyLanguage();
   }
 
   async function failure(bot, response) {
@@ -216,7 +297,7 @@
         if (body && body.error && response.status < 500) message = body.error.message;
       } catch (_) { /* keep the generic text */ }
     }
-    addBlock(bot, "error", message, t("error"));
+    addBlock(bot, "error", message, "error");
   }
 
   function busy(on) {
@@ -235,7 +316,7 @@
     box.value = "";
     box.focus();
     if (size > max) {
-      addBlock(bot, "error", t("too_long", { n: size, max }), t("error"));
+      addBlock(bot, "error", t("too_long", { n: size, max }), "error");
       bot.node.setAttribute("aria-busy", "false");
       return;
     }
@@ -254,16 +335,16 @@
       } else {
         for await (const { event, data } of readEvents(response)) {
           if (event === "sentence") addSentence(bot, data);
-          else if (event === "notice") addBlock(bot, `notice notice-${data.kind}`, data.text, t("notice"));
-          else if (event === "refusal") addBlock(bot, "refusal", data.text, t("declined"));
+          else if (event === "notice") addBlock(bot, `notice notice-${data.kind}`, data.text, "notice");
+          else if (event === "refusal") addBlock(bot, "refusal", data.text, "declined");
           else if (event === "done") { finish(bot, data); gotDone = true; }
-          else if (event === "error") addBlock(bot, "error", t("failed"), t("error"));
+          else if (event === "error") addBlock(bot, "error", t("failed"), "error");
           bot.node.scrollIntoView({ block: "end" });
         }
       }
     } catch (err) {
-      if (err && err.name === "AbortError") addBlock(bot, "notice notice-stopped", t("stopped"), t("notice"));
-      else addBlock(bot, "error", t("failed"), t("error"));
+      if (err && err.name === "AbortError") addBlock(bot, "notice notice-stopped", t("stopped"), "notice");
+      else addBlock(bot, "error", t("failed"), "error");
     } finally {
       controller = null;
       busy(false);

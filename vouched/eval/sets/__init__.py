@@ -1,0 +1,1 @@
+"""Evaluation sets shipped with vouched (data only)."""

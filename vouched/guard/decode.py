@@ -1,0 +1,136 @@
+"""Encoded text a document may hide an instruction in, decoded for the injection scan.
+
+``decoded_forms(text)`` returns ``[(encoding, decoded text), ...]`` for the encodings found
+in ``text``; ``vouched.guard.injection.scan_injection`` runs every pack on each. Pure, and
+cheap on ordinary prose: each decoder runs only behind a gate that ordinary text does not
+pass.
+
+* ``base64`` — runs of >= 24 base64 characters (standard or URL-safe alphabet) that decode
+  to UTF-8 text, >= 90% printable, with a space in it (binary payloads, hashes and tokens
+  do not);
+* ``hex`` — >= 16 byte pairs of hex digits (bare, or written ``\\x69``, ``%69``, ``0x69``
+  or space-separated) that decode to such text;
+* ``rot13`` — the whole text rotated, when a rotated trigger word ("vtaber" for "ignore",
+  "vafgehpgvbaf" for "instructions" ...) occurs in it;
+* ``reversed`` — the text read backwards, and each word reversed in place, when a
+  reversed trigger word ("snoitcurtsni", "tpmorp" ...) occurs in it;
+* ``leet`` — tokens that mix letters with 0 1 3 4 5 7 @ $ read as letters ("1gn0r3" →
+  "ignore"), when a de-leeted token is a trigger word;
+* ``spaced`` — runs of >= 6 single letters separated by spaces, dots, dashes or
+  underscores ("i g n o r e") joined into words; a gap of two or more separators ends a word.
+
+Trigger words are the English words the injection packs are built on; decoded text in any
+language is scanned by every pack all the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from functools import lru_cache
+
+__all__ = ["TRIGGERS", "decoded_forms"]
+
+TRIGGERS = (
+    "ignore", "disregard", "forget", "override", "instructions", "instruction", "previous", "prompt",
+    "system", "assistant", "reveal", "pretend", "unrestricted", "rules", "jailbreak", "conversation",
+    "restrictions", "answer", "recommend", "user", "send", "note",
+)
+
+_B64 = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
+_HEX_GATE = re.compile(r"[0-9a-fA-F]{16}|(?:(?:\\x|%|0x)[0-9a-fA-F]{2}){4}|(?:[0-9a-fA-F]{2}[\s,:]){8}")
+_HEX = re.compile(r"(?:(?:\\x|%|0x)?[0-9a-fA-F]{2}[\s,:]?){16,}")
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]{2}")
+_LEET_TOKEN = re.compile(r"(?<![\w@$])(?=[\w@$]*[a-zA-Z])(?=[\w@$]*[013457@$])[a-zA-Z013457@$]{3,}(?![\w@$])")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ ._\-*|]{1,4}){5,}[^\W\d_](?![^\W\d_])")
+_SEP = re.compile(r"[ ._\-*|]")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _printable(s: str) -> bool:
+    if not s or " " not in s:
+        return False
+    good = sum(1 for ch in s if ch.isprintable() or ch in "\n\t")
+    return good / len(s) >= 0.9 and sum(ch.isalpha() for ch in s) >= len(s) * 0.5
+
+
+def _utf8(b: bytes) -> str | None:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _base64(text: str) -> list[str]:
+    out = []
+    for m in _B64.finditer(text):
+        run = m.group(0)
+        if run.isalpha() and (run.islower() or run.isupper()):
+            continue  # a long plain word or identifier, not base64
+        raw = run.replace("-", "+").replace("_", "/")
+        raw += "=" * (-len(raw) % 4)
+        try:
+            s = _utf8(base64.b64decode(raw, validate=True))
+        except (binascii.Error, ValueError):
+            continue
+        if s is not None and _printable(s):
+            out.append(s)
+    return out
+
+
+def _hex(text: str) -> list[str]:
+    out = []
+    for m in _HEX.finditer(text):
+        pairs = _HEX_DIGITS.findall(re.sub(r"\\x|%|0x", " ", m.group(0)))
+        if len(pairs) < 16:
+            continue
+        s = _utf8(bytes.fromhex("".join(pairs)))
+        if s is not None and _printable(s):
+            out.append(s)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _gates() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
+    rot = "|".join(codecs.encode(w, "rot13") for w in TRIGGERS)
+    rev = "|".join(w[::-1] for w in TRIGGERS)
+    return re.compile(rf"(?<![a-z])(?:{rot})(?![a-z])"), re.compile(rf"(?<![a-z])(?:{rev})(?![a-z])"), frozenset(TRIGGERS)
+
+
+def _spaced(text: str) -> list[str]:
+    out = []
+    for m in _SPACED.finditer(text):
+        run = m.group(0)
+        words = re.split(r"[ ._\-*|]{2,}", run)
+        joined = " ".join(_SEP.sub("", w) for w in words)
+        if len(joined.replace(" ", "")) >= 6:
+            out.append(joined)
+    return out
+
+
+def decoded_forms(text: str) -> list[tuple[str, str]]:
+    """(encoding, decoded text) for each encoded run found in ``text`` (see the module docstring)."""
+    if not text:
+        return []
+    out: list[tuple[str, str]] = []
+    if len(text) >= 24:
+        out += [("base64", s) for s in _base64(text)]
+        if _HEX_GATE.search(text):
+            out += [("hex", s) for s in _hex(text)]
+    low = text.lower()
+    rot_gate, rev_gate, triggers = _gates()
+    if low.isascii() or re.search(r"[a-z]{4}", low):
+        if rot_gate.search(low):
+            out.append(("rot13", codecs.encode(low, "rot13")))
+        if rev_gate.search(low):
+            out.append(("reversed", low[::-1]))
+            out.append(("reversed", _WORD.sub(lambda m: m.group(0)[::-1], low)))
+    tokens = _LEET_TOKEN.findall(low)
+    if tokens and any(t.translate(_LEET) in triggers for t in tokens):
+        out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
+    if _SPACED.search(text):
+        out += [("spaced", s) for s in _spaced(text)]
+    return out
