@@ -68,9 +68,9 @@ def scope_month(month: str, scope: str) -> str:
     return f"{month}/{scope}"
 
 
-COLD_DEADLINE_S = 2.0  # the deadline of the first reserve, which opens the store
-
 from vouched.errors import DeadlinePassed, StoreNotDurable  # noqa: E402  (drawn in the one error tree)
+
+COLD_DEADLINE_S = 2.0  # the deadline of the first reserve, which opens the store
 
 
 class DeadlineRunner:
