@@ -79,3 +79,20 @@ def test_examples():
     assert allowed_losses(0.29, 100) == 29 and allowed_losses(0.05, 15) == 0 and allowed_losses(0.07, 15) == 1
     with pytest.raises(ValueError):
         choose_threshold([0.5], [0.2], 1.5)
+
+
+def test_rare_cut_learnt_with_the_threshold():
+    from vouched.eval.calibrate import RARE_CUTS, CalibrationCase, ScoredCase, choose_rare_cut
+
+    def sc(i, label, ev, refused_from):
+        # L2 coverage refuses this case at every cut >= refused_from
+        covered = tuple((c, c < refused_from) for c in RARE_CUTS)
+        return ScoredCase(CalibrationCase(i, i, label), ev, "question", covered=covered, raw_evidence=ev)
+
+    scored = [sc("a1", "answerable", 0.90, 9.0), sc("a2", "answerable", 0.86, 0.08),
+              sc("r1", "must_refuse", 0.88, 0.03), sc("r2", "must_refuse", 0.80, 9.0)]
+    cut, choice, (lo, hi) = choose_rare_cut(scored, 0.0)
+    # r1 (0.88) is above a2 (0.86): only a cut that refuses r1 by coverage and keeps a2 loses nothing
+    assert cut in (0.03, 0.05) and choice.value is not None and choice.answerable_lost == 0
+    assert (lo, hi) == (0.03, 0.05)
+    assert scored[2].at_cut(cut).evidence == 0.0 and scored[1].at_cut(cut).evidence == 0.86

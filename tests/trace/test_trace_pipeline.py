@@ -183,3 +183,11 @@ def test_parse_since():
     for bad in ("", "2 hours", "h2", "soon"):
         with pytest.raises(ValueError, match="duration"):
             parse_since(bad, now)
+
+
+def test_trace_text_shows_anchors_found_and_missing():
+    t = {"id": "x", "question": "Which OCR does the Mayo Clinic use?", "route": "retrieval", "layer": "L2",
+         "category": "uncovered", "outcome": "refused", "evidence": 0.85, "threshold": 0.8, "evidence_run": "question",
+         "anchors": ["code:OCR", "name:Mayo Clinic"], "anchors_found": ["code:OCR"], "anchors_missing": ["name:Mayo Clinic"]}
+    text = trace_text(t, width=160)
+    assert "anchors (2): found code:OCR; missing name:Mayo Clinic" in text

@@ -373,22 +373,29 @@ class Pipeline:
                 return {"question": question}
         return scoring_queries(question, previous.question, previous.answer, item, ordinal)
 
-    def _coverage(self, trace: TraceRecord, question: str, lang: str, results: dict, run: str, passages):
-        """L2 coverage of the question's OWN anchors by the passages that would be given
-        (vouched.answer.coverage), whichever run passed; recorded on the trace. None when off."""
+    def coverage_verdict(self, question: str, lang: str, results: dict, run: str, passages,
+                         rare_cut: float | None = None):
+        """L2 coverage of ``question``'s own anchors by ``passages`` (pure given the search results;
+        calibration calls it with each candidate rare-word cut)."""
         from vouched.answer.coverage import check_coverage, passages_keys
         from vouched.text.anchors import question_anchors
 
         th = self.config.threshold
-        if not th.coverage:
-            return None
-        t = time.perf_counter()
         own = results.get("question")
         df = own.doc_freq if own is not None else None
+        cut = th.rare_cut if rare_cut is None else rare_cut
         anchors = question_anchors(question, lang, exempt_names=self.subject_names,
                                    doc_freq=df.df if df is not None else None, n_docs=df.n_docs if df is not None else 0,
-                                   rare_cut=0.0 if run == "ordinal" else th.rare_cut)
-        verdict = check_coverage(anchors, passages_keys(passages), rare_share=th.rare_share)
+                                   rare_cut=0.0 if run == "ordinal" else cut)
+        return check_coverage(anchors, passages_keys(passages), rare_share=th.rare_share)
+
+    def _coverage(self, trace: TraceRecord, question: str, lang: str, results: dict, run: str, passages):
+        """L2 coverage of the question's OWN anchors by the passages that would be given
+        (vouched.answer.coverage), whichever run passed; recorded on the trace. None when off."""
+        if not self.config.threshold.coverage:
+            return None
+        t = time.perf_counter()
+        verdict = self.coverage_verdict(question, lang, results, run, passages)
         trace.anchors.extend(a for a in verdict.anchors if a not in trace.anchors)
         trace.anchors_found.extend(a for a in verdict.found if a not in trace.anchors_found)
         trace.anchors_missing.extend(a for a in verdict.missing if a not in trace.anchors_missing)

@@ -263,7 +263,8 @@ def auto_calibrate_command(config_path: Path | None, max_answerable_loss: float 
                  "Probes written by rules are easier than readers' questions: a golden set "
                  "(`vouched calibrate golden.jsonl`) calibrates better."]
         try:
-            write_threshold(cfile, choice.value, cal.embedding_model, cal.corpus_version or "", lines)
+            write_threshold(cfile, choice.value, cal.embedding_model, cal.corpus_version or "", lines,
+                            rare_cut=getattr(cal, "rare_cut", None))
         except (OSError, ValueError) as exc:
             raise CalibrationError(f"cannot write {cfile}: {exc}") from exc
         con.print(f"written: {cfile} [threshold] value = {choice.value!r}", highlight=False, markup=False)

@@ -194,7 +194,7 @@ def default_work_dir() -> Path:
 
 
 def _config_text(store_path: Path, embedder_name: str, cache_path: Path | None, threshold: float,
-                 model_id: str, corpus_version: str) -> str:
+                 model_id: str, corpus_version: str, rare_cut: float | None = None) -> str:
     lines = [
         "# Written by `vouched bench abstention`: a deployment over the SQuAD 2.0 dev paragraphs.",
         "# Try it: vouched ask \"When did Beyonce start becoming popular?\" --config <this file>",
@@ -203,15 +203,16 @@ def _config_text(store_path: Path, embedder_name: str, cache_path: Path | None, 
         "[embedding]", f"model = {embedder_name!r}",
         *([f"cache_path = {str(cache_path)!r}"] if cache_path else []), "",
         "[answer]", 'provider = "extractive"', "",
-        "[threshold]", f"value = {threshold!r}", f"embedding_model = {model_id!r}", f"corpus_version = {corpus_version!r}", "",
+        "[threshold]", f"value = {threshold!r}", f"embedding_model = {model_id!r}", f"corpus_version = {corpus_version!r}",
+        *([f"rare_cut = {rare_cut!r}"] if rare_cut is not None else []), "",
         "[trace]", "enabled = false", "",
     ]
     return "\n".join(lines)
 
 
 def _deployment(work_dir: Path, store: Any, store_path: Path, embedder: Any, embedder_name: str,
-                cache_path: Path | None, threshold: float) -> Any:
-    """Write vouched.toml for this store and threshold; the Assistant reading it."""
+                cache_path: Path | None, threshold: float, rare_cut: float | None = None) -> Any:
+    """Write vouched.toml for this store and threshold (and rare-word cut); the Assistant reading it."""
     from vouched.answer import Assistant
     from vouched.config import load_config
     from vouched.engine import Engine
@@ -219,7 +220,7 @@ def _deployment(work_dir: Path, store: Any, store_path: Path, embedder: Any, emb
     version = store.current_version()
     toml = Path(work_dir) / "vouched.toml"
     toml.write_text(_config_text(Path(store_path).resolve(), embedder_name, cache_path, threshold,
-                                 embedder.model_id, version.hash), encoding="utf-8")
+                                 embedder.model_id, version.hash, rare_cut), encoding="utf-8")
     cfg = load_config(toml)
     return Assistant(cfg, engine=Engine(cfg, store=store, embedder=embedder))
 
@@ -350,16 +351,18 @@ def run_abstention_bench(
             ans = [s.evidence for s in cal.scores("answerable")]
             imp = [s.evidence for s in cal.scores("must_refuse")]
             value, how = pick_threshold(ans, imp, max_answerable_loss)
+            rare_cut = cal.rare_cut
             chosen = {"value": value, "how": how, "source": "calibration split", "max_answerable_loss": max_answerable_loss,
+                      "rare_cut": rare_cut, "rare_cut_range": cal.rare_cut_range,
                       "calibration_questions": len(held_out), "skipped": len(cal.skipped),
                       "seconds": round(time.perf_counter() - t_cal, 1),
                       "answerable_p50": round(percentile(ans, 50), 4) if ans else None,
                       "impossible_p50": round(percentile(imp, 50), 4) if imp else None}
         else:
-            value = threshold
+            value, rare_cut = threshold, None
             chosen = {"value": value, "how": "given with --threshold", "source": "--threshold"}
         counting = _MissCounter(embedder)
-        assistant = _deployment(work_dir, store, store_info["path"], counting, embedder_name, cache_path, value)
+        assistant = _deployment(work_dir, store, store_info["path"], counting, embedder_name, cache_path, value, rare_cut)
         t_ask = time.perf_counter()
         results, seconds = _ask_all(assistant, evaluated, progress)
         ask_s = time.perf_counter() - t_ask

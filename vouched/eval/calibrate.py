@@ -67,6 +67,7 @@ __all__ = [
     "calibration_cases",
     "calibration_svg",
     "calibration_warnings",
+    "choose_rare_cut",
     "choose_threshold",
     "lowest_safe_threshold",
     "print_calibration",
@@ -173,9 +174,49 @@ class CalibrationCase:
 @dataclass(frozen=True)
 class ScoredCase:
     case: CalibrationCase
-    evidence: float | None  # None when the case never reaches L2 (skipped says why)
+    evidence: float | None  # None when the case never reaches L2 (skipped says why); 0.0 when L2 coverage refuses it
     run: str = ""  # the scoring run that gave the best evidence
     skipped: str | None = None
+    covered: tuple[tuple[float, bool], ...] = ()  # (rare-word cut, L2 coverage passes) for each candidate cut
+    raw_evidence: float | None = None  # the bounded evidence before L2 coverage
+    uncovered: str = ""  # why L2 coverage refuses it at the chosen cut
+
+    def at_cut(self, cut: float) -> "ScoredCase":
+        """This case as L2 decides it with rare-word cut ``cut``: evidence 0 when coverage refuses it."""
+        import dataclasses
+
+        raw = self.evidence if self.raw_evidence is None else self.raw_evidence
+        ok = dict(self.covered).get(cut, True)
+        return dataclasses.replace(self, evidence=raw if ok or raw is None else 0.0, raw_evidence=raw,
+                                   uncovered="" if ok else f"L2 coverage refuses it at rare cut {cut}")
+
+
+# Candidate rare-word cuts (share of the corpus's chunks) learnt together with the threshold.
+RARE_CUTS: tuple[float, ...] = (0.0, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2)
+
+
+def choose_rare_cut(scored: Sequence[ScoredCase], max_loss: float) -> tuple[float, ThresholdChoice, tuple[float, float]]:
+    """The rare-word cut and the threshold chosen at it, and the range of cuts that decide every
+    case alike (the cut's margin). At each cut L2 coverage turns a case it refuses into evidence
+    0; the threshold is then chosen by ``choose_threshold``, unchanged. Preferred: a safe
+    threshold, then the fewest answerable lost, then the widest threshold margin, then the
+    strictest (largest) cut."""
+    best = None
+    for cut in RARE_CUTS:
+        at = [s.at_cut(cut) for s in scored if s.evidence is not None]
+        ans = [s.evidence for s in at if s.case.label == "answerable"]
+        ref = [s.evidence for s in at if s.case.label == "must_refuse"]
+        c = choose_threshold(ans, ref, max_loss)
+        kept = [a for a in ans if c.value is not None and a >= c.value]
+        margin = (min(kept) - max(ref)) if kept and ref else 0.0
+        key = (c.value is None, c.answerable_lost, c.closest.let_through if c.closest else 0, -margin, -cut)
+        if best is None or key < best[0]:
+            best = (key, cut, c)
+    assert best is not None
+    cut = best[1]
+    pattern = lambda k: tuple(dict(s.covered).get(k, True) for s in scored)  # noqa: E731
+    same = [k for k in RARE_CUTS if pattern(k) == pattern(cut)]
+    return cut, best[2], (min(same), max(same))
 
 
 def calibration_cases(cases: Iterable[Any]) -> list[CalibrationCase]:
@@ -202,6 +243,8 @@ class Calibration:
     store_embedding_model: str = ""
     warnings: tuple[str, ...] = ()
     left_out: int = 0  # golden cases of other kinds (pattern refusals, records)
+    rare_cut: float | None = None  # the rare-word cut learnt with the threshold (None: L2 coverage off)
+    rare_cut_range: tuple[float, float] | None = None  # cuts that decide every case as rare_cut does
 
     def scores(self, label: Label) -> list[ScoredCase]:
         return sorted((s for s in self.scored if s.case.label == label and s.evidence is not None),
@@ -254,7 +297,12 @@ class _Scorer:
         d, results = self.pipeline.score_evidence(case.question, previous, lang, filters)
         warnings = {w for r in results.values() for w in r.warnings}
         versions = {r.corpus_version for r in results.values()}
-        return ScoredCase(case, d.evidence, d.run), warnings, versions
+        covered: tuple[tuple[float, bool], ...] = ()
+        if cfg.threshold.coverage and d.run in results:
+            passages = results[d.run].passages
+            covered = tuple((cut, self.pipeline.coverage_verdict(case.question, lang, results, d.run, passages,
+                                                                 rare_cut=cut).passed) for cut in RARE_CUTS)
+        return ScoredCase(case, d.evidence, d.run, covered=covered, raw_evidence=d.evidence), warnings, versions
 
 
 def calibrate(assistant_or_engine: Any, cases: Iterable[Any], max_answerable_loss: float = 0.05) -> Calibration:
@@ -284,6 +332,11 @@ def calibrate(assistant_or_engine: Any, cases: Iterable[Any], max_answerable_los
     if version.embedding_model and version.embedding_model != model_id:
         notes.append(f"the store was embedded with {version.embedding_model!r} but the config's embedder is {model_id!r}: "
                      "re-ingest before trusting this threshold")
+    if scorer.config.threshold.coverage:
+        cut, choice, cut_range = choose_rare_cut(scored, max_answerable_loss)
+        scored = [s.at_cut(cut) if s.evidence is not None else s for s in scored]
+        return Calibration(tuple(scored), choice, model_id, version.hash, version.embedding_model, tuple(notes),
+                           left_out=len(all_cases) - len(chosen), rare_cut=cut, rare_cut_range=cut_range)
     ans = [s.evidence for s in scored if s.case.label == "answerable" and s.evidence is not None]
     ref = [s.evidence for s in scored if s.case.label == "must_refuse" and s.evidence is not None]
     choice = choose_threshold(ans, ref, max_answerable_loss)
@@ -334,7 +387,7 @@ def decision_lines(cal: Calibration) -> list[str]:
         kept = [s.evidence for s in cal.scores("answerable") if s.evidence >= c.value]
         if ref and kept:
             line += f"; margin {kept[0] - ref[-1].evidence:.4f} between the highest must-refuse and the lowest kept answerable score"
-        return [line]
+        return [line, *_rare_cut_lines(cal)]
     k = c.closest
     assert k is not None
     lines = [f"NO SAFE THRESHOLD within {c.max_loss:.1%} answerable loss (at most {allowed} of {c.answerable_total}):"]
@@ -345,7 +398,17 @@ def decision_lines(cal: Calibration) -> list[str]:
                      f"{k.safe_lost}/{c.answerable_total} answerable ({k.safe_lost / max(1, c.answerable_total):.1%})")
     lines.append(f"  the best threshold within the allowed loss, {_fmt_t(k.budget_value)}, lets {k.let_through}/"
                  f"{c.refused_total} must-refuse case(s) through")
-    return lines
+    return lines + _rare_cut_lines(cal)
+
+
+def _rare_cut_lines(cal: Calibration) -> list[str]:
+    if cal.rare_cut is None:
+        return []
+    lo, hi = cal.rare_cut_range or (cal.rare_cut, cal.rare_cut)
+    refused = [s.case.id for s in cal.scored if s.uncovered]
+    return [f"rare-word cut {cal.rare_cut} (L2 coverage; learnt with the threshold): cuts {lo}–{hi} of "
+            f"{', '.join(map(str, RARE_CUTS))} decide every case alike (its margin); L2 coverage refuses "
+            f"{len(refused)} case(s) at it" + (f": {', '.join(refused[:8])}" + (", …" if len(refused) > 8 else "") if refused else "")]
 
 
 def print_calibration(cal: Calibration, console: Any = None) -> None:
@@ -469,20 +532,22 @@ def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
-def threshold_block(value: float, embedding_model: str, corpus_version: str, comment: Sequence[str] = ()) -> list[str]:
+def threshold_block(value: float, embedding_model: str, corpus_version: str, comment: Sequence[str] = (),
+                    rare_cut: float | None = None) -> list[str]:
     """The body of the [threshold] table (without its header), one string per line."""
     return [*(f"# {c}".rstrip() for c in comment), f"value = {value!r}", f"embedding_model = {_toml_str(embedding_model)}",
-            f"corpus_version = {_toml_str(corpus_version)}"]
+            f"corpus_version = {_toml_str(corpus_version)}", *([f"rare_cut = {rare_cut!r}"] if rare_cut is not None else [])]
 
 
-def rewrite_threshold(text: str, value: float, embedding_model: str, corpus_version: str, comment: Sequence[str] = ()) -> str:
+def rewrite_threshold(text: str, value: float, embedding_model: str, corpus_version: str, comment: Sequence[str] = (),
+                      rare_cut: float | None = None) -> str:
     """``text`` with only its [threshold] table replaced (header line kept as written); every
     byte outside the table is kept. A table absent is appended. Pure; raises CalibrationError
     when the threshold is written in a form this cannot replace safely (dotted keys, inline)."""
     nl = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if _HEADER.match(line.rstrip("\r\n"))), None)
-    body = [ln + nl for ln in threshold_block(value, embedding_model, corpus_version, comment)]
+    body = [ln + nl for ln in threshold_block(value, embedding_model, corpus_version, comment, rare_cut)]
     if start is None:
         if "threshold" in tomllib.loads(text):
             raise CalibrationError("the threshold is set with dotted keys or an inline table; move it into a "
@@ -501,7 +566,7 @@ def rewrite_threshold(text: str, value: float, embedding_model: str, corpus_vers
 
 
 def write_threshold(config_file: Path, value: float, embedding_model: str, corpus_version: str,
-                    comment: Sequence[str] = ()) -> None:
+                    comment: Sequence[str] = (), rare_cut: float | None = None) -> None:
     """Rewrite the [threshold] table of a vouched.toml in place (atomically), after checking that
     the new file parses, changes nothing else, and is a valid config."""
     from vouched.config import Config
@@ -509,9 +574,10 @@ def write_threshold(config_file: Path, value: float, embedding_model: str, corpu
     p = Path(config_file)
     raw = p.read_bytes()
     text = raw.decode("utf-8")
-    new = rewrite_threshold(text, value, embedding_model, corpus_version, comment)
+    new = rewrite_threshold(text, value, embedding_model, corpus_version, comment, rare_cut)
     old_data, new_data = tomllib.loads(text), tomllib.loads(new)
-    want = {"value": value, "embedding_model": embedding_model, "corpus_version": corpus_version}
+    want = {"value": value, "embedding_model": embedding_model, "corpus_version": corpus_version,
+            **({"rare_cut": rare_cut} if rare_cut is not None else {})}
     if {k: v for k, v in old_data.items() if k != "threshold"} != {k: v for k, v in new_data.items() if k != "threshold"} \
             or new_data.get("threshold") != want:
         raise CalibrationError(f"{p}: could not replace the [threshold] table without touching the rest; edit it by hand: "
@@ -601,7 +667,8 @@ def calibrate_command(golden_path: Path, config_path: Path | None = None, max_an
         return CALIBRATE_EXIT_NONE
     if write:
         try:
-            write_threshold(cfile, c.value, cal.embedding_model, cal.corpus_version or "", _provenance(cal, golden_path))
+            write_threshold(cfile, c.value, cal.embedding_model, cal.corpus_version or "", _provenance(cal, golden_path),
+                            rare_cut=cal.rare_cut)
         except (OSError, ValueError) as exc:
             raise CalibrationError(f"cannot write {cfile}: {exc}") from exc
         con.print(f"written: {cfile} [threshold] value = {c.value!r}, embedding_model = {cal.embedding_model}, "

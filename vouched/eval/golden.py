@@ -311,7 +311,9 @@ def judge(case: GoldenCase, r: GoldenResult) -> tuple[str, ...]:
         if r.route != "records" or r.outcome != "records":
             out.append(f"expected the records route, got route {r.route or '-'}, {got}")
     elif r.outcome != "answered":
-        out.append(f"expected an answer, got {got}")
+        missing = (r.trace or {}).get("anchors_missing") or []
+        out.append(f"expected an answer, got {got}" + (f"; anchors in no passage: {', '.join(missing)}"
+                                                        if r.category == "uncovered" and missing else ""))
     if e.relevant and (e.kind == "records" or r.outcome == "answered"):
         if e.kind == "answer" and not hit_at(r, RECALL_K):
             out.append(f"no relevant doc in the top {RECALL_K} retrieved passages")
@@ -524,6 +526,9 @@ def summarize(results: Sequence[GoldenResult]) -> dict:
     category and for the follow-up cases."""
     out = figures(results)
     out["gates"] = gates(out)
+    # L2 coverage: the cases it refused, each with the anchors found in no passage
+    out["coverage"] = {r.case.id: (r.trace or {}).get("anchors_missing") or []
+                       for r in results if r.layer == "L2" and r.category == "uncovered"}
     out["by_language"] = _breakdown(results, lambda r: r.lang)
     out["by_category"] = _breakdown(results, lambda r: r.case.group)
     follow = [r for r in results if r.case.previous is not None]
