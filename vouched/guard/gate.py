@@ -67,8 +67,8 @@ from typing import Callable, Iterable, Mapping, NamedTuple
 from vouched.guard.names import _UPPER, NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word, mask_source_quotes
-from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 from vouched.text.scripts import HAN_CLASS
+from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 
 __all__ = [
     "DEFAULT_MIN_WORDS",

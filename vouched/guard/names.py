@@ -165,7 +165,7 @@ def uncased(text: str, lang: str | None) -> bool:
 class NamePool:
     """What one source offers to the name rule; every part is built on first use."""
 
-    __slots__ = ("text", "_keys", "_prefix", "_flat", "_han")
+    __slots__ = ("_flat", "_han", "_keys", "_prefix", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
