@@ -313,7 +313,9 @@ def _check(
     if bad is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "marker_range", bad))
     values = value_spans(text)
-    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed)
+    # (No value: no digit outside a URL or address, whose words name_spans leaves out.)
+    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed,
+                       digits=bool(values) or "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text)
     if not cited and (values or names or word_count(text) >= min_words):
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
                                         values[0][1] if values else None))
