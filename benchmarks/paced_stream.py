@@ -30,15 +30,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vouched.answer.assistant import Assistant  # noqa: E402
-from vouched.answer.events import DoneEvent, NoticeEvent  # noqa: E402
-from vouched.config import load_config  # noqa: E402
-from vouched.engine import Engine  # noqa: E402
-from vouched.guard.gate import SentenceGate  # noqa: E402
-from vouched.guard.names import NamePool, name_spans  # noqa: E402
-from vouched.guard.values import source_values, value_spans  # noqa: E402
-from vouched.llm.scripted import ScriptedProvider, ScriptedResponse  # noqa: E402
-from vouched.text import split_sentences  # noqa: E402
+from vouched.answer.assistant import Assistant
+from vouched.answer.events import DoneEvent, NoticeEvent
+from vouched.config import load_config
+from vouched.engine import Engine
+from vouched.guard.gate import SentenceGate
+from vouched.guard.names import NamePool, name_spans
+from vouched.guard.values import source_values, value_spans
+from vouched.llm.scripted import ScriptedProvider, ScriptedResponse
+from vouched.text import split_sentences
 
 TARGET = 1
 

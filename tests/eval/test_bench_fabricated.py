@@ -6,7 +6,13 @@ import io
 import json
 import random
 
-from vouched.eval.bench_fabricated import _fold, answer_kind, bench_fabricated_command, build_cases, gate_verdict
+from vouched.eval.bench_fabricated import (
+    _fold,
+    answer_kind,
+    bench_fabricated_command,
+    build_cases,
+    gate_verdict,
+)
 
 ARTICLE = {"title": "Quillmate", "paragraphs": [
     {"context": "Quillmate was founded in Porto in 2019 by Ana Moreira. It employs 42 people.",

@@ -67,8 +67,8 @@ from typing import Callable, Iterable, Mapping, NamedTuple
 from vouched.guard.names import _UPPER, NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word, mask_source_quotes
-from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 from vouched.text.scripts import HAN_CLASS
+from vouched.text.sentences import _ALWAYS, _CUT, _dot_is_boundary, first_sentence_end
 
 __all__ = [
     "DEFAULT_MIN_WORDS",
@@ -313,7 +313,9 @@ def _check(
     if bad is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "marker_range", bad))
     values = value_spans(text)
-    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed)
+    # (No value: no digit outside a URL or address, whose words name_spans leaves out.)
+    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed,
+                       digits=bool(values) or "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text)
     if not cited and (values or names or word_count(text) >= min_words):
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
                                         values[0][1] if values else None))

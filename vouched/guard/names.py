@@ -165,7 +165,7 @@ def uncased(text: str, lang: str | None) -> bool:
 class NamePool:
     """What one source offers to the name rule; every part is built on first use."""
 
-    __slots__ = ("text", "_keys", "_prefix", "_flat", "_han")
+    __slots__ = ("_flat", "_han", "_keys", "_prefix", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -263,7 +263,7 @@ def _quote_key(inner: str) -> str | None:
 
 def name_spans(
     text: str, lang: str | None = None, allowed: frozenset[str] = frozenset(), *, initial: bool = True,
-    _force_general: bool = False,
+    digits: bool = True, _force_general: bool = False,
 ) -> list[tuple[NameKind, str, str]]:
     """The names, codes and quoted titles of a sentence, in order: (kind, raw, key).
 
@@ -287,7 +287,7 @@ def name_spans(
         if mode == _UNCASED_MODE:
             if _ASCII_LETTER.search(text) is None:
                 return []
-        elif (text[1:] if initial else text).islower() and _GLUED.search(text) is None:
+        elif (text[1:] if initial else text).islower() and (not digits or _GLUED.search(text) is None):
             return []
     out: list[tuple[NameKind, str, str]] = []
     if "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text:
@@ -306,7 +306,8 @@ def name_spans(
         return out
     # German capitalises every noun; without a language the sentence may be German.
     german = mode == _GERMAN_MODE
-    if german and _GLUED.search(text) is None and _CAPS2.search(text) is None:
+    glued = digits and _GLUED.search(text) is not None
+    if german and not glued and _CAPS2.search(text) is None:
         # No code: only the capitalised words right after a trigger word count.
         lows = text.lower().split()  # (lower() adds no space: same pieces as split())
         if _DE_TRIGGERS_DOT.isdisjoint(lows):
@@ -333,7 +334,7 @@ def name_spans(
                     break  # the chain of names ends at punctuation
         return out
     stops = _STOPS.get(lang) or _stops(lang)
-    if not german and _GLUED.search(text) is None and not _force_general:
+    if not german and not glued and not _force_general:
         # No code with a digit: only the pieces holding a capital can report, found by
         # one search (a piece runs from whitespace to whitespace).
         end = -1
