@@ -6,6 +6,7 @@ tokenising functions can be tested without a server.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Sequence
 
@@ -61,6 +62,16 @@ _LATIN_MARKS = range(0x300, 0x370)
 
 
 def fts_tokens(term: str) -> list[str]:
+    """An analysed term as FTS5's tokenizer cuts it (see `_fts_tokens`); memoised, as terms repeat (Zipf)."""
+    return list(_fts_tokens_cached(term))
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _fts_tokens_cached(term: str) -> tuple[str, ...]:
+    return tuple(_fts_tokens(term))
+
+
+def _fts_tokens(term: str) -> list[str]:
     """An analysed term as FTS5's `unicode61 remove_diacritics 2` tokenizer (SQLiteStore) sees it.
 
     Split on characters outside letters, numbers, marks and private use; lower-cased; a
