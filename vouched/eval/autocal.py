@@ -24,6 +24,7 @@ ingest does) and the store.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -176,14 +177,18 @@ def auto_cases(config: Any, engine: Any, *, seed: int = 0) -> AutoCases:
     load = load_corpus(list(c.corpus_paths), allowed_langs=tuple(c.languages), default_tenant=c.corpus.tenant,
                        max_chars=c.corpus.max_chunk_chars, overlap_sentences=c.corpus.overlap_sentences,
                        injection_mode=c.guard.injection.mode, max_file_bytes=c.corpus.max_file_bytes)
-    chunks = [ch for ch in load.chunks if ch.tenant == c.corpus.tenant]
+    chunks = list(load.chunks)
     if not chunks:
-        raise CalibrationError(f"no chunk of tenant {c.corpus.tenant!r} in corpus.paths: nothing to build probes from")
+        raise CalibrationError("no chunk in corpus.paths: nothing to build probes from")
+    # a corpus of several tenants (documents that name their own): each probe is asked in its
+    # chunk's tenant, and the off-topic ones in turn in every tenant present
+    tenants = sorted({ch.tenant for ch in chunks})
     answerable, held_answerable = split_held_out(corpus_probes(chunks, seed=seed), seed=seed)
     kept, dropped = [], []
     by_id = {r["id"]: r for r in offtopic_set()}
-    for case in offtopic_probes(c.languages, c.corpus.tenant):
-        if _covered_by_corpus(engine.store, case.question, by_id[case.id]["lang"], c.corpus.tenant):
+    for i, case in enumerate(offtopic_probes(c.languages)):
+        case = dataclasses.replace(case, tenant=tenants[i % len(tenants)])
+        if _covered_by_corpus(engine.store, case.question, by_id[case.id]["lang"], case.tenant):
             dropped.append(case.id)
         else:
             kept.append(case)
