@@ -72,9 +72,9 @@ def test_an_anonymous_caller_sees_only_public_tenants():
     with pytest.raises(Unauthorized):
         tenant_for(identify(None, ring, ()), None, "site")  # a private deployment
     with pytest.raises(Unauthorized):
-        identify("vk_wrong", ring, ("site",))  # a wrong key is never anonymous
-    with pytest.raises(Unauthorized):
-        identify("", ring, ("site",))
+        identify("vk_wrong", ring, ("site",))  # a wrong or revoked key is never anonymous
+    for placeholder in ("", "not-needed", "EMPTY", "sk-test"):  # what OpenAI SDK users put in api_key
+        assert identify(placeholder, ring, ("site",)).key is None
 
 
 REFUSED = {"question": "What are her day rates?"}  # L1: cheap, loads nothing
@@ -95,12 +95,14 @@ async def test_endpoints_answer_401_403_and_granted(site):
     async with asgi_client(app) as c:
         anon = await c.post("/v1/ask", json=REFUSED)
         wrong = await c.post("/v1/ask", json=REFUSED, headers={"Authorization": "Bearer vk_nope_nope"})
+        placeholder = await c.post("/v1/ask", json=REFUSED, headers={"Authorization": "Bearer not-needed"})
         ok = await c.post("/v1/ask", json=REFUSED, headers=bearer)
         ok_chat = await c.post("/v1/chat/completions", json=chat, headers=bearer)
         other = await c.post("/v1/ask", json={**REFUSED, "tenant": "secret-team"}, headers=bearer)
         other_chat = await c.post("/v1/chat/completions", json={**chat, "tenant": "secret-team"}, headers=bearer)
     assert anon.status_code == 401 and anon.headers["www-authenticate"].startswith("Bearer")
     assert wrong.status_code == 401 and anon.json()["error"]["type"] == "unauthorized"
+    assert placeholder.status_code == 401  # anonymous, and this deployment has no public tenant
     assert ok.status_code == 200 and ok_chat.status_code == 200
     for r in (other, other_chat):
         assert r.status_code == 403 and r.json() == {"error": {"type": "forbidden", "message": FORBIDDEN_TENANT}}

@@ -8,9 +8,11 @@ the lookup is by the hash of what was presented, compared in constant time.
 
     Authorization: Bearer <key>       both endpoints; the OpenAI client's `api_key` is the key
     Authorization: Basic <_:key>      the same key, for a browser opening /docs
-    no Authorization                  anonymous: only `server.public_tenants`
-                                      (default [corpus.tenant]; [] → every request needs a key)
-    a key that is unknown or revoked  401, whatever tenant was asked for
+    no Authorization, or a bearer     anonymous: only `server.public_tenants`
+    that is no vouched key (no vk_)   (default [corpus.tenant]; [] → every request needs a key).
+                                      The OpenAI SDK always sends an api_key: a placeholder
+                                      ("not-needed", "EMPTY") is not a key, so it is anonymous
+    a vk_ key unknown or revoked      401, whatever tenant was asked for (never anonymous)
     a tenant the caller is not granted 403 with one fixed message: it never names a tenant,
                                       and says the same whether the tenant exists or not
 
@@ -199,10 +201,10 @@ def public_tenants(config: Config) -> tuple[str, ...]:
 
 
 def identify(presented: str | None, ring: KeyRing, public: tuple[str, ...]) -> Caller:
-    """The caller of a request; Unauthorized for a key that is not valid."""
-    if presented is None:
-        return Caller(None, public)
-    key = ring.find(presented) if presented else None
+    """The caller of a request; Unauthorized for a vouched key (vk_…) that is not valid."""
+    if presented is None or not presented.startswith(KEY_PREFIX):
+        return Caller(None, public)  # no key, or an SDK's placeholder api_key
+    key = ring.find(presented)
     if key is None:
         raise Unauthorized(BAD_KEY)
     return Caller(key, key.tenants)
