@@ -47,6 +47,7 @@ GOLDEN = ROOT / "examples" / "portfolio" / "golden.jsonl"
 NO_EVIDENCE = [c.id for c in load_golden(GOLDEN) if c.expect.kind == "refuse_no_evidence"]
 SERVED = load_config(ROOT / "examples" / "portfolio" / "vouched.toml").languages  # en, es, fa
 SERVED_NO_EVIDENCE = [c.id for c in load_golden(GOLDEN) if c.expect.kind == "refuse_no_evidence" and c.lang in SERVED]
+MUST_REFUSE = sum(c.expect.kind.startswith("refuse") for c in load_golden(GOLDEN))
 
 
 def case(cid="c1", question="What are her rates?", kind="refuse_pattern", category="fees", lang="en", previous=None, tenant=None):
@@ -92,7 +93,7 @@ def test_must_refuse_cases_are_the_two_refusal_kinds():
     cases = load_golden(GOLDEN)
     chosen = must_refuse_cases(cases)
     assert {c.expect.kind for c in chosen} == {"refuse_pattern", "refuse_no_evidence"}
-    assert len(chosen) == sum(c.expect.kind.startswith("refuse") for c in cases) == 82
+    assert len(chosen) == sum(c.expect.kind.startswith("refuse") for c in cases) == MUST_REFUSE >= 82
 
 
 _event = st.sampled_from(["sentence", "notice", "refusal", "done", "error", None])
@@ -402,7 +403,7 @@ def test_every_must_refuse_case_is_refused_by_the_live_service(portfolio):
         p = vouched_cli("check", "--url", url, str(GOLDEN), "--rate", "50", "--concurrency", "4", "--json")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     data = json.loads(p.stdout)
-    assert data["cases"] == 82 and data["refused"] == 82 and data["refused_by"]["L1"] == 70
+    assert data["cases"] == MUST_REFUSE and data["refused"] == MUST_REFUSE and data["refused_by"]["L1"] == 70
     # the no-evidence cases: L2, or refused before retrieval (a language the example does not serve)
     assert set(data["refused_by"]) <= {"L1", "L2", *PRE_MODEL_CATEGORIES} and data["refused_by"]["L2"] >= len(SERVED_NO_EVIDENCE)
     assert data["escaped"] == data["model_called"] == data["errors"] == []
@@ -421,9 +422,10 @@ def test_a_weakened_threshold_lets_cases_escape_and_the_check_names_them(portfol
     count, ids = line[len("ESCAPED "):].split(": ")
     escaped = ids.split(", ")
     assert int(count) == len(escaped)
-    # every no-evidence case in a language the example serves reaches retrieval and, with no
-    # threshold, gets an answer; only no-evidence cases escape (L1 still refuses its 70)
-    assert set(SERVED_NO_EVIDENCE) <= set(escaped) <= set(NO_EVIDENCE)
+    # with no threshold, no-evidence cases in a language the example serves reach retrieval and
+    # those whose anchors the passages hold (L2 coverage refuses the rest) get an answer; only
+    # no-evidence cases escape (L1 still refuses its 70)
+    assert escaped and set(escaped) <= set(SERVED_NO_EVIDENCE)
     assert "refused before any model call: " in p.stdout and "L1 70" in p.stdout
     assert "Traceback" not in p.stderr
 
@@ -443,6 +445,6 @@ def test_a_refusal_that_came_from_the_model_is_reported(portfolio):
     assert code == CHECK_EXIT_ESCAPED
     line = next(x for x in out.splitlines() if x.startswith("REFUSED ONLY AFTER THE GENERATOR RAN "))
     late = line.split(": ", 1)[1].split(", ")
-    assert set(SERVED_NO_EVIDENCE) <= set(late) <= set(NO_EVIDENCE)
+    assert late and set(late) <= set(SERVED_NO_EVIDENCE)
     assert provider.calls == len(late) == len(spend.reserved)  # what the check reports is what happened
     assert f"{len(late)} case(s) reached the model" in out and "ESCAPED" not in out

@@ -100,7 +100,7 @@ GOLDEN = [
 ]
 GOOD = {"en": ["What does she do now?", "Which open-source libraries does she maintain?"],
         "es": ["¿Qué tipo de trabajos acepta?"]}
-OFF_TOPIC = "¿Cuál es el mejor restaurante de Lisboa?"  # the corpus says nothing about it
+OFF_TOPIC = "¿Cuál es el mejor restaurante de Zaragoza?"  # the corpus says nothing about it (nor names Zaragoza)
 
 
 @pytest.fixture(scope="module")

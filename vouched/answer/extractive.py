@@ -211,6 +211,9 @@ def score_units(
     # A source in another language stands in for full coverage when one of its units is
     # closer to the question than every unit in the reader's language.
     closer = {u.source for u, d in zip(units, dense) if is_cross(u) and clip_cosine(float(d)) > best_same + CROSS_MARGIN}
+    if anchors and any(not is_cross(u) and all(anchor_found(a, f"{u.context} {u.text}", lang) for a in anchors)
+                       for u in units):
+        closer = set()  # a unit in the reader's language holds every anchor: it answers, in their language
     out = []
     for u, ut, ct, d in zip(units, unit_terms, ctx_terms, dense):
         kw = 0.0
@@ -267,10 +270,11 @@ def choose(scored: Sequence[ScoredUnit], k: int, margin: float = MARGIN, floor: 
         return [best]
     picked: list[ScoredUnit] = []
     seen: set[str] = set()
-    ranked = [_container(s, scored) for s in ranked]
-    for s in ranked:
-        if s.score < best.score - margin or len(picked) >= k:
+    for own in ranked:
+        # the margin is the unit's own score: a container written in its place may score a little less
+        if own.score < best.score - margin or len(picked) >= k:
             break
+        s = _container(own, scored)
         if s.unit.kind == "list":
             continue
         if best.states and not s.states:
