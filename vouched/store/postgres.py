@@ -326,6 +326,9 @@ class PostgresStore:
                                 [(vid, r.id, r.tenant, Jsonb(asdict(r))) for r in w._records])
             conn.execute("UPDATE store_state SET current_version = %s", (vid,))
             self._drop_old(conn, vid, previous.id if previous else None)
+            t0 = time.perf_counter()
+        times["commit_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         with self._conn() as conn:  # fresh statistics, so the planner sees the new version's size
             conn.execute("ANALYZE chunks")
             conn.execute("ANALYZE term_df")
@@ -335,6 +338,45 @@ class PostgresStore:
         self.last_write_times = {k: round(v, 3) for k, v in times.items()}
         self.last_ann_build_s = times.get("hnsw_build_s")
         return self.current_version()  # type: ignore[return-value]
+
+    def _watch_index_build(self, conn):
+        """While the HNSW index builds, report (tuples done, total) to `on_index_progress` every half second.
+
+        PostgreSQL publishes a build's progress in pg_stat_progress_create_index (pgvector fills
+        tuples_done / tuples_total while it loads the graph); a second connection reads it.
+        """
+        import contextlib
+
+        callback = self.on_index_progress
+        if callback is None:
+            return contextlib.nullcontext()
+        pid = conn.info.backend_pid
+        stop = threading.Event()
+
+        def poll() -> None:
+            import psycopg
+
+            try:
+                with psycopg.connect(self.dsn, autocommit=True) as watcher:
+                    while not stop.wait(0.5):
+                        row = watcher.execute("SELECT tuples_done, tuples_total FROM pg_stat_progress_create_index "
+                                              "WHERE pid = %s", (pid,)).fetchone()
+                        if row and row[1]:
+                            callback(int(row[0]), int(row[1]))
+            except Exception:  # progress is a courtesy: never fail the build for it
+                return
+
+        @contextlib.contextmanager
+        def watching():
+            t = threading.Thread(target=poll, name="vouched-index-progress", daemon=True)
+            t.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                t.join(timeout=2)
+
+        return watching()
 
     def _drop_old(self, conn, current: int, previous: int | None = None) -> None:
         old = keep_order([r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s", (current,))], previous)

@@ -249,8 +249,7 @@
     if (!bot.sentences.length) bot.answer.setAttribute("dir", dirOf(ev.text));
     if (bot.sentences.length) bot.answer.append(" ");
     // A code block, table or list item keeps its lines (the gate released it whole).
-    const block = ev.text.includes("
-") || ev.text.startsWith("- ");
+    const block = ev.text.includes("\n") || ev.text.startsWith("- ");
     const span = withDates(el("span", { class: block ? "sentence block" : "sentence" }), ev.text);
     for (const n of ev.sources || []) {
       const sup = el("sup");
