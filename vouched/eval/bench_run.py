@@ -38,7 +38,6 @@ condition file or an input file that cannot be used (vouched.errors.BenchInputEr
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -53,6 +52,7 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from vouched.eval.datasets import file_sha256
 from vouched.errors import EXIT_NO, EXIT_OK, BenchInputError
 
 __all__ = [
@@ -244,13 +244,6 @@ def load_any_condition(path: Path) -> tuple[str, Any]:
         raise BenchInputError(f"{path} is not a valid condition file:\n{exc}") from exc
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def verify_pins(pins: tuple[InputPin, ...], root: Path) -> list[str]:
     """Differences between the input files and the checksums the condition pins (empty: same)."""
@@ -260,7 +253,7 @@ def verify_pins(pins: tuple[InputPin, ...], root: Path) -> list[str]:
         if not p.is_file():
             problems.append(f"{pin.path}: not found (resolved to {p})")
             continue
-        got = _sha256(p)
+        got = file_sha256(p)
         if got != pin.sha256:
             problems.append(f"{pin.path}: sha256 {got} differs from the condition's {pin.sha256}")
     return problems

@@ -38,7 +38,6 @@ embeddings cost about a second per sentence on two busy cores: ~7,000 sentences 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import random
@@ -93,6 +92,7 @@ _COUNTS = {"documents": 5183, "train": 809, "test": 300}
 SEED = 13
 
 
+from vouched.eval.datasets import file_sha256
 from vouched.errors import BenchInputError  # noqa: E402  (one class for every benchmark's input; drawn in vouched.errors)
 
 
@@ -121,13 +121,6 @@ class Pair:
     source: str  # "label" | "retrieval" | "nei" | "random"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def load_scifact(directory: Path, check: bool = True) -> SciFact:
     """Read the shared SciFact copy; with ``check``, its checksums and counts must match."""
@@ -136,7 +129,7 @@ def load_scifact(directory: Path, check: bool = True) -> SciFact:
         path = directory / name
         if not path.is_file():
             raise BenchInputError(f"{path} is missing (the SciFact folder needs corpus.jsonl, queries.jsonl, qrels/test.tsv)")
-        if check and _sha256(path) != want:
+        if check and file_sha256(path) != want:
             raise BenchInputError(f"{path}: sha256 differs from the BEIR original, so the figures would not apply")
     qrels: dict[str, set[str]] = {}
     for line in (directory / "qrels" / "test.tsv").read_text("utf-8").splitlines()[1:]:

@@ -320,3 +320,12 @@ def load_squad2(directory: Path, file: str = SQUAD2_FILE) -> Squad2:
         ),
         tuple(questions),
     )
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks (benchmark inputs are pinned by it)."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
