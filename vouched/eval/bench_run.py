@@ -49,7 +49,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from vouched.eval.datasets import file_sha256
@@ -227,15 +226,10 @@ def repo_root() -> Path:
 
 def load_any_condition(path: Path) -> tuple[str, Any]:
     """("run", RunCondition) or ("retrieval", Condition) for a condition file; BenchInputError otherwise."""
-    from vouched.eval.conditions import load_condition
+    from vouched.eval.conditions import load_condition, read_condition_yaml
 
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BenchInputError(f"cannot read condition file {path}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise BenchInputError(f"{path} is not valid YAML: {exc}") from exc
+    raw = read_condition_yaml(path)
     if isinstance(raw, dict) and "dataset" in raw:
         return "retrieval", load_condition(path)
     try:

@@ -143,15 +143,21 @@ class Condition(_Strict):
         return v
 
 
-def load_condition(path: Path) -> Condition:
-    """Read and validate a condition file; any problem is a BenchInputError naming the file."""
+def read_condition_yaml(path: Path):
+    """A condition file's YAML, read; an unreadable or malformed file is a BenchInputError naming it."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise BenchInputError(f"cannot read condition file {path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise BenchInputError(f"{path} is not valid YAML: {exc}") from exc
+
+
+def load_condition(path: Path) -> Condition:
+    """Read and validate a condition file; any problem is a BenchInputError naming the file."""
+    path = Path(path)
+    raw = read_condition_yaml(path)
     try:
         return Condition.model_validate(raw)
     except ValidationError as exc:
