@@ -53,11 +53,15 @@ def test_disconnect_closes_the_provider_stream_within_100ms_and_settles_what_was
         while not provider.cancelled and time.perf_counter() - t_close < 2:
             time.sleep(0.002)
         elapsed_ms = (time.perf_counter() - t_close) * 1000
-        # wait for the pipeline's cleanup (settle) to finish on the server's loop
+        # wait for the pipeline's cleanup (settle, then the disconnect and outcome counters) to
+        # finish on the server's loop: they run after the provider is closed, in that order
         deadline = time.perf_counter() + 2
-        while not spend.settled and time.perf_counter() < deadline:
+        metrics = ""
+        while time.perf_counter() < deadline:
+            metrics = app.state.metrics.render().decode()
+            if spend.settled and 'outcome="abandoned"} 1.0' in metrics and 'endpoint="ask"} 1.0' in metrics:
+                break
             time.sleep(0.005)
-        metrics = app.state.metrics.render().decode()
     print(f"\nprovider stream closed {elapsed_ms:.1f} ms after the client closed the connection")
     assert provider.cancelled and stream.closed and stream.cancelled
     assert elapsed_ms < 100, f"provider stream closed {elapsed_ms:.1f} ms after the disconnect"
