@@ -323,13 +323,7 @@ def name_spans(
                 for word in _WORD.findall(piece):
                     word = word.strip(_STRIP)
                     if len(word) > 1 and word[0].isupper() and word.lower() not in stops:
-                        key = _key(word)
-                        if key not in allowed and not _parts_allowed(word, allowed):
-                            if not word.isalnum():
-                                parts = [p for p in _SEP.split(_fold_text(word)) if p]
-                                if len(parts) > 1:
-                                    key = "\x01".join(parts)
-                            out.append(("name", word, key))
+                        _report_name(word, allowed, out)
                 if piece[-1] in ",.;:!?)»“”\"":
                     break  # the chain of names ends at punctuation
         return out
@@ -403,13 +397,7 @@ def name_spans(
             elif (not at_start and len(word) > 1 and word[0].isupper()
                   and (not german or reported_at >= i - 1 or _prev_word(pieces, i) in _DE_TRIGGERS)
                   and word.lower() not in stops):
-                key = _key(word)
-                if key not in allowed and not _parts_allowed(word, allowed):
-                    if not word.isalnum():
-                        parts = [p for p in _SEP.split(_fold_text(word)) if p]
-                        if len(parts) > 1:
-                            key = "\x01".join(parts)
-                    out.append(("name", word, key))
+                if _report_name(word, allowed, out):
                     reported_at = i
             at_start = False
     return out
@@ -433,14 +421,23 @@ def _cased_word(word: str, at_start: bool, stops: frozenset[str], allowed: froze
         if key not in allowed:
             out.append(("code", word, key))
     elif not at_start and len(word) > 1 and word[0].isupper() and word.lower() not in stops:
-        key = _key(word)
-        if key not in allowed and not _parts_allowed(word, allowed):
-            if not word.isalnum():
-                parts = [p for p in _SEP.split(_fold_text(word)) if p]
-                if len(parts) > 1:
-                    key = "\x01".join(parts)
-            out.append(("name", word, key))
+        _report_name(word, allowed, out)
     return False
+
+
+def _report_name(word: str, allowed: frozenset[str], out: list) -> bool:
+    """Report the capitalised ``word`` as a name unless the sources allow it (whole, or each
+    of its parts); a word of several parts ("Saint-Étienne") is keyed by its folded parts.
+    Returns whether it was reported."""
+    key = _key(word)
+    if key in allowed or _parts_allowed(word, allowed):
+        return False
+    if not word.isalnum():
+        parts = [p for p in _SEP.split(_fold_text(word)) if p]
+        if len(parts) > 1:
+            key = "\x01".join(parts)
+    out.append(("name", word, key))
+    return True
 
 
 def _upper_class() -> str:
