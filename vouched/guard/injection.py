@@ -175,7 +175,7 @@ class _Rule:
 @dataclass(frozen=True)
 class _Compiled:
     rules: tuple[_Rule, ...]
-    index: Any  # vouched.guard.packs._index.LiteralIndex over the rules
+    index: Any  # vouched.guard.packs._query.QueryIndex over the rules
     order: Mapping[tuple[str, str], int]  # (pack, category) -> first rule position
 
 
@@ -229,15 +229,14 @@ def _compile_rules(name: str, data: Mapping[str, Any]) -> list[_Rule]:
 
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
-    from vouched.guard.packs._index import LiteralIndex, required_literals
+    from vouched.guard.packs._query import QueryIndex, required_query
 
     rules = tuple(r for n in PACKS for r in _compile_rules(n, _read(n)))
-    # the prefilter: each rule runs only on texts holding one of its required literals
-    lits = [required_literals(r.regex.pattern) for r in rules]
+    # the prefilter: each rule runs only on texts holding every literal run it requires
     order: dict[tuple[str, str], int] = {}
     for i, r in enumerate(rules):
         order.setdefault((r.lang, r.category), i)
-    return _Compiled(rules, LiteralIndex.build(lits, short_at_word_start=True), MappingProxyType(order))
+    return _Compiled(rules, QueryIndex.build([required_query(r.regex.pattern) for r in rules]), MappingProxyType(order))
 
 
 def _packs() -> tuple[_Rule, ...]:
