@@ -108,25 +108,17 @@ _RUN = re.compile(r"[\w@$]+")  # maximal runs: every gate below is read off thes
 _AZ = re.compile(r"[a-z]+")
 _LEET_ONLY = re.compile(r"[a-z013457@$]{3,}")
 _LEET_CHARS = frozenset("013457@$")
+_LEET_PAIR = re.compile(r"[a-z][013457@$]|[013457@$][a-z]")
 _HEXDIGITS = frozenset("0123456789abcdef")
 
 
-def _letter_runs(tokens: list[str]) -> set[str]:
-    """The maximal ``[a-z]+`` runs of the text the tokens were cut from."""
-    out: set[str] = set()
-    for t in tokens:
-        if t.isascii() and t.isalpha():
-            out.add(t)  # lower-cased already: the whole token is one run
-        else:
-            out.update(_AZ.findall(t))
-    return out
-
-
-def _leet_tokens(tokens: list[str]) -> list[str]:
+def _leet_tokens(low: str, tokens: list[str]) -> list[str]:
     """The tokens ``_LEET_TOKEN`` finds: whole runs of letters and 0 1 3 4 5 7 @ $, 3+ long,
-    with a letter and a digit or symbol in them."""
+    with a letter and a digit or symbol in them (so a letter next to a digit or symbol)."""
+    if _LEET_PAIR.search(low) is None:
+        return []
     out = []
-    for t in tokens:
+    for t in set(tokens):
         if len(t) < 3 or t.isalpha() or _LEET_CHARS.isdisjoint(t):
             continue
         if _LEET_ONLY.fullmatch(t) and not t.isdigit() and any("a" <= ch <= "z" for ch in t):
@@ -139,14 +131,17 @@ _HEX_ESCAPES = re.compile(r"(?:(?:\\x|%|0x)[0-9a-fA-F]{2}){4}")
 _HEX_PAIRS = re.compile(r"(?:[0-9a-fA-F]{2}[\s,:]){8}")
 
 
-def _hex_gate(text: str, tokens: list[str]) -> bool:
-    """The hex gate (16 hex digits, 4 escapes or 8 separated pairs), one alternative at a time and each behind a cheap
-    necessary condition: 16 hex digits in a row sit inside one run; four escapes need four
-    ``\\x``/``%``/``0x``; eight separated hex pairs hold seven whole two-digit runs in a row."""
-    if any(len(t) >= 16 for t in tokens) and _HEX16.search(text):
+def _hex_gate(text: str, tokens: list[str], lens: list[int]) -> bool:
+    """The hex gate (16 hex digits, 4 escapes or 8 separated pairs), one alternative at a
+    time and each behind a cheap necessary condition: 16 hex digits in a row sit inside one
+    run; four escapes need four ``\\x``/``%``/``0x``; eight separated hex pairs hold seven
+    whole two-digit runs in a row."""
+    if lens and max(lens) >= 16 and _HEX16.search(text):
         return True
     if text.count("%") + text.count("\\x") + text.count("0x") >= 4 and _HEX_ESCAPES.search(text):
         return True
+    if lens.count(2) < 7:
+        return False
     row = 0
     for t in tokens:
         if len(t) == 2 and t[0] in _HEXDIGITS and t[1] in _HEXDIGITS:
@@ -158,11 +153,13 @@ def _hex_gate(text: str, tokens: list[str]) -> bool:
     return False
 
 
-def _may_be_spaced(text: str, tokens: list[str]) -> bool:
+def _may_be_spaced(text: str, tokens: list[str], lens: list[int]) -> bool:
     """A necessary condition for ``_SPACED_GATE``: the four inner letters of six spaced ones
     are single-letter runs one after another ("_" joins runs, so then the regex decides)."""
     if "_" in text:
         return True
+    if lens.count(1) < 4:
+        return False
     row = 0
     for t in tokens:
         if len(t) == 1 and t.isalpha():
@@ -186,22 +183,23 @@ def decoded_forms(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     low = text.lower()
     tokens = _RUN.findall(low)
+    lens = list(map(len, tokens))
     if len(text) >= 24:
         out += [("base64", s) for s in _base64(text)]
-        if _hex_gate(text, tokens):
+        if _hex_gate(text, tokens, lens):
             out += [("hex", s) for s in _hex(text)]
     rot_words, rev_words, triggers = _word_gates()
-    runs = _letter_runs(tokens)
+    runs = set(_AZ.findall(low))
     if low.isascii() or any(len(r) >= 4 for r in runs):
         if not rot_words.isdisjoint(runs):
             out.append(("rot13", codecs.encode(low, "rot13")))
         if not rev_words.isdisjoint(runs):
             out.append(("reversed", low[::-1]))
             out.append(("reversed", _WORD.sub(lambda m: m.group(0)[::-1], low)))
-    leet = _leet_tokens(tokens)
+    leet = _leet_tokens(low, tokens)
     if leet and any(t.translate(_LEET) in triggers for t in leet):
         out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
-    if _may_be_spaced(text, tokens) and _SPACED_GATE.search(text):
+    if _may_be_spaced(text, tokens, lens) and _SPACED_GATE.search(text):
         out += [("spaced", s) for s in _spaced(text)]
     return out
 

@@ -34,7 +34,7 @@ from typing import Mapping, Sequence, Union
 import re._constants as _c
 import re._parser as _parser
 
-from vouched.guard.packs._index import _MAXSET, _exact_item, _trie
+from vouched.guard.packs._index import _MAXSET, _exact_item, _pick_gram, _trie
 
 __all__ = ["Query", "QueryIndex", "required_query"]
 
@@ -245,30 +245,43 @@ def _literals(q: Query, out: set[tuple[str, str]]) -> None:
         _literals(child, out)
 
 
-def _lazy(q: tuple) -> bool:
-    """An ASCII literal node to be found anywhere: tested with ``in`` when needed."""
-    return q[2] == "anywhere" and all(s.isascii() for s in q[1])
+def _looked_up(q: tuple) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A literal node's (literals the finders report, literals tested with ``in``): ASCII
+    literals to be found anywhere are few and are tested on the text only when needed."""
+    if q[2] != "anywhere":
+        return q[1], ()
+    lazy = tuple(sorted(s for s in q[1] if s.isascii()))
+    return q[1].difference(lazy), lazy
 
 
-def _lazy_only(q: tuple) -> bool:
-    """True when ``q`` can hold with no literal in the text but lazily tested ones."""
+def _entry(q: tuple) -> frozenset[str] | None:
+    """Non-lazy literals one of which is in every text ``q`` holds on (None: none such):
+    a rule is looked at only when the finders report one of them. Of an AND's children the
+    one with the rarest literals is taken (commonness of their rarest 3-gram among the stop
+    words of every language, as ``_index`` scores literals)."""
     if q[0] == "lit":
-        return _lazy(q)
-    if q[0] == "and":
-        return all(_lazy_only(c) for c in q[1])
-    return any(_lazy_only(c) for c in q[1])
+        found, lazy = _looked_up(q)
+        return None if lazy else found
+    subs = [_entry(c) for c in q[1]]
+    if q[0] == "or":
+        return None if any(e is None for e in subs) else frozenset().union(*subs)
+    usable = [e for e in subs if e is not None]
+    if not usable:
+        return None
+    return min(usable, key=lambda e: (max(_pick_gram(x)[0] if len(x) > 1 else 0 for x in e), len(e)))
 
 
 def _compile(q: tuple):
     """``q`` as a function of (the set of literals found, the text), and its cost (0: no
-    substring test). A lazy node (``_lazy``) tests the text with ``in`` only when the query
-    gets to it; nodes that need no test come first in every AND and OR."""
+    substring test). A node's lazy literals are tested on the text with ``in`` only when the query
+    gets to it; nodes that need no test come first in every AND and OR (``_looked_up``)."""
     if q[0] == "lit":
-        lits = q[1]
-        if _lazy(q):
-            look = tuple(sorted(lits))
+        found, look = _looked_up(q)
+        if not look:
+            return (lambda present, text: not found.isdisjoint(present)), 0
+        if not found:
             return (lambda present, text: any(s in text for s in look)), 1
-        return (lambda present, text: not lits.isdisjoint(present)), 0
+        return (lambda present, text: not found.isdisjoint(present) or any(s in text for s in look)), 1
     kids = sorted((_compile(c) for c in q[1]), key=lambda kc: kc[1])
     cost = max(c for _, c in kids)
     fns = tuple(f for f, _ in kids)
@@ -307,8 +320,8 @@ class QueryIndex:
     initial_ascii: tuple | None  # (finder, prefixes) of word-initial ASCII literals
     other: tuple  # (finder, prefixes) of literals holding a non-ASCII character ...
     keys: frozenset[str]  # ... run only when the text holds one of these
-    rules_of: Mapping[str, frozenset[int]]  # literal -> rules whose query names it
-    always: frozenset[int]  # rules evaluated on every text (no query, or one lazy literals can satisfy)
+    rules_of: Mapping[str, frozenset[int]]  # literal -> rules it is an entry literal of (``_entry``)
+    always: frozenset[int]  # rules evaluated on every text (no entry literals)
 
     @classmethod
     def build(cls, queries: Sequence[Query]) -> "QueryIndex":
@@ -317,17 +330,19 @@ class QueryIndex:
         groups: dict[str, set[str]] = {"word": set(), "initial": set(), "anywhere": set()}
         always: set[int] = set()
         for i, q in enumerate(queries):
-            if q is None or _lazy_only(q):
+            entry = None if q is None else _entry(q)
+            if entry is None:
                 always.add(i)
+            else:
+                for s in entry:
+                    rules_of.setdefault(s, set()).add(i)
             if q is None:
                 continue
             uses: set[tuple[str, str]] = set()
             _literals(q, uses)
             for s, kind in uses:
-                if kind == "anywhere" and s.isascii():
-                    continue  # tested lazily: reaches no rule
-                groups[kind].add(s)
-                rules_of.setdefault(s, set()).add(i)
+                if not (kind == "anywhere" and s.isascii()):  # those are tested lazily
+                    groups[kind].add(s)
         words = frozenset(groups["word"])
         init_a = sorted(s for s in groups["initial"] if s.isascii())
         init_o = sorted(s for s in groups["initial"] if not s.isascii())
