@@ -108,18 +108,15 @@ _RUN = re.compile(r"[\w@$]+")  # maximal runs: every gate below is read off thes
 _AZ = re.compile(r"[a-z]+")
 _LEET_ONLY = re.compile(r"[a-z013457@$]{3,}")
 _LEET_CHARS = frozenset("013457@$")
-_LEET_PAIR = re.compile(r"[a-z][013457@$]|[013457@$][a-z]")
 _HEXDIGITS = frozenset("0123456789abcdef")
 
 
-def _leet_tokens(low: str, tokens: list[str]) -> list[str]:
-    """The tokens ``_LEET_TOKEN`` finds: whole runs of letters and 0 1 3 4 5 7 @ $, 3+ long,
-    with a letter and a digit or symbol in them (so a letter next to a digit or symbol)."""
-    if _LEET_PAIR.search(low) is None:
-        return []
+def _leet_tokens(impure: list[str]) -> list[str]:
+    """The tokens ``_LEET_TOKEN`` finds, from the runs that are not all ASCII letters: whole
+    runs of letters and 0 1 3 4 5 7 @ $, 3+ long, with a letter and a digit or symbol."""
     out = []
-    for t in set(tokens):
-        if len(t) < 3 or t.isalpha() or _LEET_CHARS.isdisjoint(t):
+    for t in impure:
+        if len(t) < 3 or _LEET_CHARS.isdisjoint(t):
             continue
         if _LEET_ONLY.fullmatch(t) and not t.isdigit() and any("a" <= ch <= "z" for ch in t):
             out.append(t)
@@ -189,14 +186,18 @@ def decoded_forms(text: str) -> list[tuple[str, str]]:
         if _hex_gate(text, tokens, lens):
             out += [("hex", s) for s in _hex(text)]
     rot_words, rev_words, triggers = _word_gates()
-    runs = set(_AZ.findall(low))
+    distinct = set(tokens)
+    impure = [t for t in distinct if not (t.isascii() and t.isalpha())]
+    runs = distinct.difference(impure)  # a run of ASCII letters (lower case) is one [a-z]+ run
+    for t in impure:
+        runs.update(_AZ.findall(t))
     if low.isascii() or any(len(r) >= 4 for r in runs):
         if not rot_words.isdisjoint(runs):
             out.append(("rot13", codecs.encode(low, "rot13")))
         if not rev_words.isdisjoint(runs):
             out.append(("reversed", low[::-1]))
             out.append(("reversed", _WORD.sub(lambda m: m.group(0)[::-1], low)))
-    leet = _leet_tokens(low, tokens)
+    leet = _leet_tokens(impure)
     if leet and any(t.translate(_LEET) in triggers for t in leet):
         out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
     if _may_be_spaced(text, tokens, lens) and _SPACED_GATE.search(text):
