@@ -30,6 +30,7 @@ import binascii
 import codecs
 import re
 from functools import lru_cache
+from itertools import repeat
 
 __all__ = ["TRIGGERS", "decoded_forms"]
 
@@ -128,16 +129,16 @@ _HEX_ESCAPES = re.compile(r"(?:(?:\\x|%|0x)[0-9a-fA-F]{2}){4}")
 _HEX_PAIRS = re.compile(r"(?:[0-9a-fA-F]{2}[\s,:]){8}")
 
 
-def _hex_gate(text: str, tokens: list[str], lens: list[int]) -> bool:
+def _hex_gate(text: str, tokens: list[str], shape: bytes) -> bool:
     """The hex gate (16 hex digits, 4 escapes or 8 separated pairs), one alternative at a
     time and each behind a cheap necessary condition: 16 hex digits in a row sit inside one
     run; four escapes need four ``\\x``/``%``/``0x``; eight separated hex pairs hold seven
-    whole two-digit runs in a row."""
-    if lens and max(lens) >= 16 and _HEX16.search(text):
+    whole two-digit runs in a row (``shape``: the run lengths, one byte each)."""
+    if shape and max(shape) >= 16 and _HEX16.search(text):
         return True
     if text.count("%") + text.count("\\x") + text.count("0x") >= 4 and _HEX_ESCAPES.search(text):
         return True
-    if lens.count(2) < 7:
+    if shape.find(b"\x02" * 7) < 0:
         return False
     row = 0
     for t in tokens:
@@ -150,12 +151,12 @@ def _hex_gate(text: str, tokens: list[str], lens: list[int]) -> bool:
     return False
 
 
-def _may_be_spaced(text: str, tokens: list[str], lens: list[int]) -> bool:
+def _may_be_spaced(text: str, tokens: list[str], shape: bytes) -> bool:
     """A necessary condition for ``_SPACED_GATE``: the four inner letters of six spaced ones
     are single-letter runs one after another ("_" joins runs, so then the regex decides)."""
     if "_" in text:
         return True
-    if lens.count(1) < 4:
+    if shape.find(b"\x01" * 4) < 0:
         return False
     row = 0
     for t in tokens:
@@ -180,10 +181,10 @@ def decoded_forms(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     low = text.lower()
     tokens = _RUN.findall(low)
-    lens = list(map(len, tokens))
+    shape = bytes(map(min, map(len, tokens), repeat(255)))  # run lengths, capped, one byte each
     if len(text) >= 24:
         out += [("base64", s) for s in _base64(text)]
-        if _hex_gate(text, tokens, lens):
+        if _hex_gate(text, tokens, shape):
             out += [("hex", s) for s in _hex(text)]
     rot_words, rev_words, triggers = _word_gates()
     distinct = set(tokens)
@@ -200,7 +201,7 @@ def decoded_forms(text: str) -> list[tuple[str, str]]:
     leet = _leet_tokens(impure)
     if leet and any(t.translate(_LEET) in triggers for t in leet):
         out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
-    if _may_be_spaced(text, tokens, lens) and _SPACED_GATE.search(text):
+    if _may_be_spaced(text, tokens, shape) and _SPACED_GATE.search(text):
         out += [("spaced", s) for s in _spaced(text)]
     return out
 
