@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping, Sequence, Union
 
 import re._constants as _c
@@ -257,8 +258,7 @@ def _looked_up(q: tuple) -> tuple[frozenset[str], tuple[str, ...]]:
 def _entry(q: tuple) -> frozenset[str] | None:
     """Non-lazy literals one of which is in every text ``q`` holds on (None: none such):
     a rule is looked at only when the finders report one of them. Of an AND's children the
-    one with the rarest literals is taken (commonness of their rarest 3-gram among the stop
-    words of every language, as ``_index`` scores literals)."""
+    one with the rarest literals is taken (``_rarity``)."""
     if q[0] == "lit":
         found, lazy = _looked_up(q)
         return None if lazy else found
@@ -268,7 +268,23 @@ def _entry(q: tuple) -> frozenset[str] | None:
     usable = [e for e in subs if e is not None]
     if not usable:
         return None
-    return min(usable, key=lambda e: (max(_pick_gram(x)[0] if len(x) > 1 else 0 for x in e), len(e)))
+    return min(usable, key=_rarity)
+
+
+def _rarity(lits: frozenset[str]) -> tuple:
+    """Sort key, rarest first: sets without a stop word of any language, then without a
+    literal of under four characters, then by the commonness of their most common literal's
+    rarest 3-gram among the stop words (as ``_index`` scores literals), then smaller sets."""
+    stop = _all_stopwords()
+    return (sum(x in stop for x in lits), sum(len(x) < 4 and x.isascii() for x in lits),
+            max(_pick_gram(x)[0] if len(x) > 1 else 0 for x in lits), len(lits))
+
+
+@lru_cache(maxsize=1)
+def _all_stopwords() -> frozenset[str]:
+    from vouched.text import LANGS, stopwords
+
+    return frozenset(w for lang in LANGS for w in stopwords(lang))
 
 
 def _compile(q: tuple):
