@@ -9,20 +9,30 @@ sequence needs each of its literal runs (AND), an alternation needs one of its b
 (OR). ``(?:ignore|disregard)\\s+(?:the\\s+)?(?:previous|prior)\\s+instructions?`` becomes
 ``{ignore, disregard} AND {previous, prior} AND {instruction}``.
 
-Literals are found in two passes over the text, both one C-level regex scan:
+Each literal node also records what the regex guarantees around it: *word* (a non-word
+character or the text edge on both sides, as between ``(?<!\\w)``/``\\s`` and ``(?!\\w)``/
+``\\s``), *initial* (only before it) or *anywhere* (after ``\\S+``, ``\\s*`` or a letter, a
+literal starting with punctuation, every literal of a pack without word boundaries such as
+Chinese). A text's literals are then found four ways (``QueryIndex.present``):
 
-* *word-initial* literals — the regex guarantees a non-word character (or the text start)
-  right before them, as after ``(?<!\\w)``, ``\\s`` or ``:`` — are looked for only where no
-  word character precedes (``(?<!\\w)``), which skips every position inside a word;
-* every other literal (one after ``\\S+`` or a letter, one starting with punctuation, and all
-  of a pack without word boundaries such as Chinese) is looked for at every position.
+* whole-word literals: a set intersection with the text's ``\\w+`` runs;
+* word-initial ASCII literals: one regex scan (a prefix-factored trie behind ``(?<!\\w)``)
+  that skips every position inside a word;
+* literals holding a non-ASCII character: two more scans, run only when the text holds the
+  first non-ASCII character of one of them (an English chunk skips them);
+* ASCII literals wanted anywhere (few: markup, "](", ASCII after ``\\S+``): ``in`` tests,
+  made only when a rule's query gets to that node.
 
-Soundness: if a rule matches, each literal run its query requires is in the match, at a
-position the pass for that literal inspects (a word-initial one has a non-word character
-before it by construction); the finder reports there the longest indexed literal, and
-``prefixes`` adds every indexed literal it starts with. So every literal node the match
-satisfies is satisfied in the text, and the query holds. A rule the parser can say nothing
-about (no literal of two or more characters anywhere required) always runs.
+A rule is looked at only when the finders report one of its *entry* literals (those of its
+rarest required node, ``_entry``); a rule without such a node is evaluated on every text.
+
+Soundness: if a rule matches, each literal node its query requires is satisfied inside the
+match, at a position the finder for that literal's kind inspects (a word-initial literal has
+a non-word character before it by construction, a whole word one on both sides); a finder
+reports there the longest literal of its group and ``prefixes`` adds every literal of the
+group it starts with; lazy nodes test the text itself. So the query holds on the text and
+the rule runs. A rule the parser can say nothing about (no literal of two or more
+characters, or one Han/kana/Hangul character, required anywhere) always runs.
 """
 
 from __future__ import annotations
