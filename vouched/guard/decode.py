@@ -30,6 +30,7 @@ import binascii
 import codecs
 import re
 from functools import lru_cache
+from itertools import repeat
 
 __all__ = ["TRIGGERS", "decoded_forms"]
 
@@ -40,12 +41,10 @@ TRIGGERS = (
 )
 
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
-_HEX_GATE = re.compile(r"[0-9a-fA-F]{16}|(?:(?:\\x|%|0x)[0-9a-fA-F]{2}){4}|(?:[0-9a-fA-F]{2}[\s,:]){8}")
 _HEX = re.compile(r"(?:(?:\\x|%|0x)?[0-9a-fA-F]{2}[\s,:]?){16,}")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]{2}")
 _LEET_TOKEN = re.compile(r"(?<![\w@$])(?=[\w@$]*[a-zA-Z])(?=[\w@$]*[013457@$])[a-zA-Z013457@$]{3,}(?![\w@$])")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
-_LEET_GATE = re.compile(r"[a-z][013457@$]|[013457@$][a-z]")
 _SPACED_GATE = re.compile(r"(?:[^\W\d_][ ._*|-]{1,4}){5}[^\W\d_]")
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ ._\-*|]{1,4}){5,}[^\W\d_](?![^\W\d_])")
 _SEP = re.compile(r"[ ._\-*|]")
@@ -95,13 +94,6 @@ def _hex(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _gates() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
-    rot = "|".join(codecs.encode(w, "rot13") for w in TRIGGERS)
-    rev = "|".join(w[::-1] for w in TRIGGERS)
-    return re.compile(rf"(?<![a-z])(?:{rot})(?![a-z])"), re.compile(rf"(?<![a-z])(?:{rev})(?![a-z])"), frozenset(TRIGGERS)
-
-
 def _spaced(text: str) -> list[str]:
     out = []
     for m in _SPACED.finditer(text):
@@ -113,26 +105,109 @@ def _spaced(text: str) -> list[str]:
     return out
 
 
+_RUN = re.compile(r"[\w@$]+")  # maximal runs: every gate below is read off these
+_AZ = re.compile(r"[a-z]+")
+_LEET_ONLY = re.compile(r"[a-z013457@$]{3,}")
+_LEET_CHARS = frozenset("013457@$")
+_HEXDIGITS = frozenset("0123456789abcdef")
+
+
+def _leet_tokens(impure: list[str]) -> list[str]:
+    """The tokens ``_LEET_TOKEN`` finds, from the runs that are not all ASCII letters: whole
+    runs of letters and 0 1 3 4 5 7 @ $, 3+ long, with a letter and a digit or symbol."""
+    out = []
+    for t in impure:
+        if len(t) < 3 or _LEET_CHARS.isdisjoint(t):
+            continue
+        if _LEET_ONLY.fullmatch(t) and not t.isdigit() and any("a" <= ch <= "z" for ch in t):
+            out.append(t)
+    return out
+
+
+_HEX16 = re.compile(r"[0-9a-fA-F]{16}")
+_HEX_ESCAPES = re.compile(r"(?:(?:\\x|%|0x)[0-9a-fA-F]{2}){4}")
+_HEX_PAIRS = re.compile(r"(?:[0-9a-fA-F]{2}[\s,:]){8}")
+
+
+def _hex_gate(text: str, tokens: list[str], shape: bytes) -> bool:
+    """The hex gate (16 hex digits, 4 escapes or 8 separated pairs), one alternative at a
+    time and each behind a cheap necessary condition: 16 hex digits in a row sit inside one
+    run; four escapes need four ``\\x``/``%``/``0x``; eight separated hex pairs hold seven
+    whole two-digit runs in a row (``shape``: the run lengths, one byte each)."""
+    if shape and max(shape) >= 16 and _HEX16.search(text):
+        return True
+    if text.count("%") + text.count("\\x") + text.count("0x") >= 4 and _HEX_ESCAPES.search(text):
+        return True
+    if shape.find(b"\x02" * 7) < 0:
+        return False
+    row = 0
+    for t in tokens:
+        if len(t) == 2 and t[0] in _HEXDIGITS and t[1] in _HEXDIGITS:
+            row += 1
+            if row >= 7:
+                return _HEX_PAIRS.search(text) is not None
+        else:
+            row = 0
+    return False
+
+
+def _may_be_spaced(text: str, tokens: list[str], shape: bytes) -> bool:
+    """A necessary condition for ``_SPACED_GATE``: the four inner letters of six spaced ones
+    are single-letter runs one after another ("_" joins runs, so then the regex decides)."""
+    if "_" in text:
+        return True
+    if shape.find(b"\x01" * 4) < 0:
+        return False
+    row = 0
+    for t in tokens:
+        if len(t) == 1 and t.isalpha():
+            row += 1
+            if row >= 4:
+                return True
+        else:
+            row = 0
+    return False
+
+
 def decoded_forms(text: str) -> list[tuple[str, str]]:
-    """(encoding, decoded text) for each encoded run found in ``text`` (see the module docstring)."""
+    """(encoding, decoded text) for each encoded run found in ``text`` (see the module docstring).
+
+    One pass cuts ``text`` into runs of word characters, ``@`` and ``$``; the ROT13,
+    reversed and leetspeak gates are set look-ups on those runs, and the hex and spaced
+    gates run their regex only where the runs show it could match.
+    """
     if not text:
         return []
     out: list[tuple[str, str]] = []
+    low = text.lower()
+    tokens = _RUN.findall(low)
+    shape = bytes(map(min, map(len, tokens), repeat(255)))  # run lengths, capped, one byte each
     if len(text) >= 24:
         out += [("base64", s) for s in _base64(text)]
-        if _HEX_GATE.search(text):
+        if _hex_gate(text, tokens, shape):
             out += [("hex", s) for s in _hex(text)]
-    low = text.lower()
-    rot_gate, rev_gate, triggers = _gates()
-    if low.isascii() or re.search(r"[a-z]{4}", low):
-        if rot_gate.search(low):
+    rot_words, rev_words, triggers = _word_gates()
+    distinct = set(tokens)
+    impure = [t for t in distinct if not (t.isascii() and t.isalpha())]
+    runs = distinct.difference(impure)  # a run of ASCII letters (lower case) is one [a-z]+ run
+    for t in impure:
+        runs.update(_AZ.findall(t))
+    if low.isascii() or any(len(r) >= 4 for r in runs):
+        if not rot_words.isdisjoint(runs):
             out.append(("rot13", codecs.encode(low, "rot13")))
-        if rev_gate.search(low):
+        if not rev_words.isdisjoint(runs):
             out.append(("reversed", low[::-1]))
             out.append(("reversed", _WORD.sub(lambda m: m.group(0)[::-1], low)))
-    tokens = _LEET_TOKEN.findall(low) if _LEET_GATE.search(low) else []
-    if tokens and any(t.translate(_LEET) in triggers for t in tokens):
+    leet = _leet_tokens(impure)
+    if leet and any(t.translate(_LEET) in triggers for t in leet):
         out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
-    if _SPACED_GATE.search(text):
+    if _may_be_spaced(text, tokens, shape) and _SPACED_GATE.search(text):
         out += [("spaced", s) for s in _spaced(text)]
     return out
+
+
+@lru_cache(maxsize=1)
+def _word_gates() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The trigger words ROT13-rotated and reversed, and as written."""
+    return (frozenset(codecs.encode(w, "rot13") for w in TRIGGERS), frozenset(w[::-1] for w in TRIGGERS),
+            frozenset(TRIGGERS))

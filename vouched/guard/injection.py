@@ -112,6 +112,7 @@ _BIDI = frozenset([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _ZERO_WIDTH = frozenset([0x200B, 0x2060, 0xFEFF, 0x180E, 0x2061, 0x2062, 0x2063, 0x2064])
 _JOINERS = frozenset([0x200C, 0x200D])
 _TAG_LO, _TAG_HI = 0xE0000, 0xE007F
+_TAGS = re.compile("[\U000e0020-\U000e007e]")
 _CONTROL_RUN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\ufeff\u180e\U000e0000-\U000e007f]")
 
 
@@ -154,7 +155,7 @@ def smuggled_text(text: str) -> str:
 
     U+E0020-U+E007E mirror printable ASCII; renderers show nothing, a model reads them.
     """
-    if text.isascii():
+    if text.isascii() or _TAGS.search(text) is None:
         return ""
     return "".join(chr(ord(ch) - _TAG_LO) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
 
@@ -175,7 +176,7 @@ class _Rule:
 @dataclass(frozen=True)
 class _Compiled:
     rules: tuple[_Rule, ...]
-    index: Any  # vouched.guard.packs._index.LiteralIndex over the rules
+    index: Any  # vouched.guard.packs._query.QueryIndex over the rules
     order: Mapping[tuple[str, str], int]  # (pack, category) -> first rule position
 
 
@@ -229,15 +230,14 @@ def _compile_rules(name: str, data: Mapping[str, Any]) -> list[_Rule]:
 
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
-    from vouched.guard.packs._index import LiteralIndex, required_literals
+    from vouched.guard.packs._query import QueryIndex, required_query
 
     rules = tuple(r for n in PACKS for r in _compile_rules(n, _read(n)))
-    # the prefilter: each rule runs only on texts holding one of its required literals
-    lits = [required_literals(r.regex.pattern) for r in rules]
+    # the prefilter: each rule runs only on texts holding every literal run it requires
     order: dict[tuple[str, str], int] = {}
     for i, r in enumerate(rules):
         order.setdefault((r.lang, r.category), i)
-    return _Compiled(rules, LiteralIndex.build(lits, short_at_word_start=True), MappingProxyType(order))
+    return _Compiled(rules, QueryIndex.build([required_query(r.regex.pattern) for r in rules]), MappingProxyType(order))
 
 
 def _packs() -> tuple[_Rule, ...]:
