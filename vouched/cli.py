@@ -267,7 +267,8 @@ def ask(
                         meta = " · ".join(x for x in (s.section, display_date(s.date, e.lang), s.url) if x)
                         out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
                 out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
-        if assistant.last_trace is not None and assistant.last_trace.route == "retrieval":
+        done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
+        if done is not None and done.trace is not None and done.trace.route == "retrieval":
             from vouched.eval.calibrate import calibration_warnings
 
             for w in calibration_warnings(cfg, assistant.engine):  # only once retrieval ran: a refusal loads nothing

@@ -71,10 +71,6 @@ class Assistant:
             self._provider = make_provider(a.provider, {k: v for k, v in settings.items() if v})
         return self._provider
 
-    @property
-    def last_trace(self) -> TraceRecord | None:
-        return self.pipeline.last_trace
-
     async def astream(self, question: str, previous: PreviousLike = None, *, lang: str | None = None,
                       tenant: str | None = None, as_of: date | None = None) -> AsyncIterator[Event]:
         from vouched.answer.numbering import ReaderNumbers

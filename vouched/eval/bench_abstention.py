@@ -282,7 +282,7 @@ def _ask_all(assistant: Any, questions: Sequence[SquadQuestion], progress: bool)
             t0 = time.perf_counter()
             answer = Answer.from_events(list(assistant.stream(q.question)))
             seconds.append(time.perf_counter() - t0)
-            trace = assistant.last_trace
+            trace = answer.trace
             category = classify(answer.outcome, answer.layer, answer.category, trace.route if trace else "")
             text = " ".join(answer.sentences)
             answered = category == "answered"
