@@ -249,11 +249,11 @@ def _search_all(retriever, dataset: BenchDataset, qvecs: np.ndarray, mode: str, 
         t0 = time.perf_counter()
         result = _search(retriever, text, mode, depth, lang, qvec, filters)
         times.append((time.perf_counter() - t0) * 1000)
-        last = getattr(retriever, "last_times", None)  # where the time went, if the retriever says
-        for s in STAGES if last is not None else ():
-            value = getattr(last, s, None)
+        spent = result.times  # where the time went
+        for s in STAGES:
+            value = getattr(spent, s, None)
             if value is None:  # stages a search may skip (rerank) live in `extra`
-                value = getattr(last, "extra", {}).get(s)
+                value = spent.extra.get(s)
             if value is not None:
                 stages[s].append(float(value))
         ranked[qid] = [p.chunk.doc_id for p in result.passages]
