@@ -121,14 +121,15 @@ class Engine:
         if on_embed_start:
             on_embed_start(len(chunks))
         embedder = self._make_embedder(ray_address, ray_workers) if ray_address else self.embedder
-        vectors = embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
-        embedded = getattr(embedder, "last_misses", len(chunks))
+        from vouched.embed.base import passages_counted
+
+        vectors, stats = passages_counted(embedder, [ch.embed_text for ch in chunks], progress=on_embedded)
+        embedded = len(chunks) - stats.cached
         with self.store.new_version(note="ingest", embedding_model=embedder.model_id, dim=embedder.dim,
                                     max_shrink=max_shrink) as w:
             w.add(chunks, vectors)
             w.add_records(load.records)
-        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0,
-                             getattr(embedder, "last_stats", None))
+        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0, stats)
 
     def rollback(self, version_id: int | None = None) -> CorpusVersion:
         """Switch `current` back to a kept version (default: the newest older than the current), atomically.

@@ -20,7 +20,8 @@ def test_no_last_attributes_on_the_shared_objects(site_config):
     result = eng.retriever.search("Tessera Health database", filters=SearchFilters(), query_lang="en")
     eng.store.dense_search(eng.embedder.embed_queries(["Tessera Health"])[0], SearchFilters(), 3)
     eng.store.keyword_search(["tessera"], SearchFilters(), 3)
-    for obj in (a, a.pipeline, a.pipeline.scoring, eng, eng.store, eng.retriever):
+    for obj in (a, a.pipeline, a.pipeline.scoring, eng, eng.store, eng.retriever, eng.embedder,
+                getattr(eng.embedder, "inner", eng.embedder)):
         assert _last(obj) == [], type(obj).__name__
     # what used to be left behind comes back with the result
     assert answered.trace is not None and answered.trace.route == "retrieval" and answered.trace.source_ids

@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from vouched.embed.base import passages_counted, queries_counted
 from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 from vouched.eval.datasets import BenchInputError, Squad2, SquadQuestion
 
@@ -247,8 +248,7 @@ def _embed_questions(embedder: Any, texts: Sequence[str], progress: bool) -> dic
     with bar:
         for start in range(0, len(texts), 64):
             part = texts[start:start + 64]
-            embedder.embed_queries(part)
-            embedded += getattr(embedder, "last_misses", len(part))
+            embedded += queries_counted(embedder, part)[1]
             bar.advance(task, len(part))
     return {"questions": len(texts), "embedded": embedded, "seconds": round(time.perf_counter() - t0, 1)}
 
@@ -261,15 +261,15 @@ class _MissCounter:
         self.inner, self.misses = inner, 0
         self.model_id, self.dim = inner.model_id, inner.dim
 
-    def _count(self, vectors: Any, n: int) -> Any:
-        self.misses += getattr(self.inner, "last_misses", n)
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        vectors, misses = queries_counted(self.inner, texts)
+        self.misses += misses
         return vectors
 
-    def embed_queries(self, texts: Sequence[str]) -> Any:
-        return self._count(self.inner.embed_queries(texts), len(texts))
-
     def embed_passages(self, texts: Sequence[str], progress: Any = None) -> Any:
-        return self._count(self.inner.embed_passages(texts, progress=progress), len(texts))
+        vectors, stats = passages_counted(self.inner, texts, progress)
+        self.misses += len(texts) - stats.cached
+        return vectors
 
 
 def _ask_all(assistant: Any, questions: Sequence[SquadQuestion], progress: bool) -> tuple[list[Result], list[float]]:
