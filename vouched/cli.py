@@ -241,9 +241,9 @@ def ask(
                              "vouched.toml first, or pass --config")
         if provider:
             cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
-        from vouched.trace.paths import trace_sink_for
+        from vouched.answer.build import build
 
-        assistant = Assistant(cfg, trace_sink=trace_sink_for(cfg))
+        assistant = Assistant(cfg, parts=build(cfg, traces=True))  # the one wiring point; traces where the config says
         prev = (previous_question, previous_answer or "") if previous_question else None
         events = []
         for e in assistant.stream(question, prev, lang=lang, tenant=tenant, as_of=_parse_date(as_of)):

@@ -58,17 +58,16 @@ class Engine:
 
     @cached_property
     def retriever(self) -> HybridRetriever:
-        cross_encoder = None
-        path = self.config.retrieval.rerank.cross_encoder_path
-        if self.config.retrieval.rerank.enabled and path is not None:
-            from vouched.retrieve.rerank import OnnxCrossEncoder
-
-            # resolved against the config's folder, like every other path in vouched.toml
-            cross_encoder = OnnxCrossEncoder(self.config.resolve(path))
+        settings = self.config.retrieval
+        path = settings.rerank.cross_encoder_path
+        if path is not None:
+            # The one place the cross-encoder's folder is resolved against the config's folder,
+            # like every other path in vouched.toml; the retriever loads it on its first rerank.
+            rerank = settings.rerank.model_copy(update={"cross_encoder_path": self.config.resolve(path)})
+            settings = settings.model_copy(update={"rerank": rerank})
         return HybridRetriever(
-            self.store, self.embedder, self.config.retrieval,
+            self.store, self.embedder, settings,
             languages=tuple(self.config.languages), default_language=self.config.default_language,
-            cross_encoder=cross_encoder,
         )
 
     def ingest(

@@ -56,7 +56,7 @@ def test_extractive_answer_cites_existing_sources(site_config):
     assert ans.outcome == "answered", ans
     assert ans.sentences and ans.sources
     # extractive: every released sentence is a sentence of a cited source, verbatim
-    texts = a.pipeline._store_factory().get_chunks([s.id for s in ans.sources])
+    texts = a.parts.store.get().get_chunks([s.id for s in ans.sources])
     corpus = " ".join(" ".join(c.text.split()) for c in texts.values())
     for sentence in ans.sentences:
         assert sentence.rstrip(".") in corpus

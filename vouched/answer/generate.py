@@ -14,7 +14,7 @@ import asyncio
 import time
 from contextlib import aclosing
 from datetime import date
-from typing import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Sequence
 
 from vouched.answer import outcomes
 from vouched.answer.cache import cacheable as cache_answer_parts
@@ -27,12 +27,21 @@ from vouched.guard.prompt import PromptSource, build_messages, fit_sources, sour
 from vouched.trace.record import TraceRecord
 from vouched.types import Passage
 
+if TYPE_CHECKING:
+    from vouched.answer.build import Lazy
+    from vouched.answer.cache import SemanticCache
+    from vouched.embed import Embedder
+    from vouched.llm.base import Provider
+    from vouched.spend.budget import SpendGate
+    from vouched.store import Store
+
 
 class Generation:
     """The back half of the path for one deployment."""
 
-    def __init__(self, config, texts: Texts, subject_names: tuple[str, ...], *, embedder: Callable[[], object],
-                 store: Callable[[], object], provider: Callable[[], object] | None, spend=None, cache=None) -> None:
+    def __init__(self, config, texts: Texts, subject_names: tuple[str, ...], *, embedder: "Lazy[Embedder]",
+                 store: "Lazy[Store]", provider: "Lazy[Provider] | None", spend: "SpendGate | None" = None,
+                 cache: "SemanticCache | None" = None) -> None:
         self.config = config
         self.text = texts
         self.subject_names = subject_names
@@ -48,7 +57,7 @@ class Generation:
 
     # -- the routes that end here ----------------------------------------------------------------
     async def records(self, trace: TraceRecord, topic: str, lang: str, tenant: str | None) -> AsyncIterator[Event]:
-        store = self._store()
+        store = self._store.get()
         records = await asyncio.to_thread(store.records, tenant or self.config.corpus.tenant)
         chosen = select_records(records, topic, lang, self.config.answer.summary_records)
         sources = record_sources(chosen, lang)
@@ -63,7 +72,7 @@ class Generation:
         """A one-part question that passed L2: the cache, else context, generation and the gate."""
         cache_key = vector = None
         if self.cache is not None and previous is None and as_of is None and corpus_version:
-            embedder = self._embedder()
+            embedder = self._embedder.get()
             vector = await asyncio.to_thread(lambda: embedder.embed_queries([question])[0])
             cache_key = dict(question=question, tenant=tenant, lang=lang, corpus_version=corpus_version,
                              model=getattr(embedder, "model_id", ""))
@@ -118,7 +127,7 @@ class Generation:
                        ) -> AsyncIterator[Event]:
         cfg = self.config
         if self.extractive:
-            gen = ExtractiveGenerator(self._embedder(), cfg.answer.extractive_sentences, exclude=self.subject_names)
+            gen = ExtractiveGenerator(self._embedder.get(), cfg.answer.extractive_sentences, exclude=self.subject_names)
             t = time.perf_counter()
             sentences = await asyncio.to_thread(gen.plan, plan_question or question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
@@ -130,7 +139,8 @@ class Generation:
         messages = build_messages(question, sources, subject=cfg.subject.name, pronoun=cfg.subject.pronoun, lang=lang,
                                   previous_question=previous.question if previous else None)
         prompt_bytes = sum(len(m["content"].encode("utf-8")) for m in messages)
-        provider = self._provider()  # type: ignore[misc]
+        assert self._provider is not None  # not extractive
+        provider = self._provider.get()
         max_out = cfg.answer.max_output_tokens + cfg.answer.reasoning_reserve_tokens
         reservation = None
         if self.spend is not None:
@@ -179,7 +189,7 @@ class Generation:
                     for v in verdicts:
                         if v.ok and v.cited:
                             if embedder is None and g.verify.enabled and g.verify.use_embedder and v.released:
-                                embedder = self._embedder()
+                                embedder = self._embedder.get()
                             v = final_verdict(v, [by_number[n] for n in v.cited if n in by_number], lang=lang,
                                               pii=g.pii, verify=g.verify, embedder=embedder)
                         ev, stop = _release(trace, v, cited)

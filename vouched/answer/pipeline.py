@@ -17,18 +17,18 @@ from datetime import date, datetime, timezone
 from typing import AsyncIterator, Callable
 
 from vouched.answer import outcomes
+from vouched.answer.build import Parts
 from vouched.answer.events import DoneEvent, Event, NoticeEvent, RefusalEvent, SentenceEvent
 from vouched.answer.front import Previous, Question, Route, Rules, build_question, route
 from vouched.answer.generate import Generation
 from vouched.answer.outcomes import Texts
 from vouched.answer.scoring import Scoring, trace_rows
-from vouched.config import Config
 from vouched.guard.prompt import PromptSource
 from vouched.spend.budget import SpendGate
 from vouched.trace.record import TraceRecord
 from vouched.types import Passage, SearchFilters, SearchResult
 
-__all__ = ["Pipeline", "Previous", "SpendGate", "TraceRecord", "passage_source"]
+__all__ = ["Parts", "Pipeline", "Previous", "SpendGate", "TraceRecord", "passage_source"]
 
 
 def passage_source(p: Passage, number: int) -> PromptSource:
@@ -40,52 +40,31 @@ def passage_source(p: Passage, number: int) -> PromptSource:
 
 
 class Pipeline:
-    def __init__(
-        self,
-        config: Config,
-        *,
-        retriever_factory: Callable[[], object],
-        store_factory: Callable[[], object],
-        embedder_factory: Callable[[], object],
-        provider_factory: Callable[[], object] | None = None,
-        spend: SpendGate | None = None,
-        trace_sink: Callable[[TraceRecord], None] | None = None,
-    ) -> None:
-        from vouched.guard.kinds import packs_for_kind
-        from vouched.guard.packs import load_packs
-        from vouched.text import LANGS
+    """The path over a deployment's `Parts` (answer/build.py: the one wiring point)."""
 
-        self.config = config
-        self._retriever_factory = retriever_factory
-        self._store_factory = store_factory
-        self._embedder_factory = embedder_factory
-        self._provider_factory = provider_factory
-        self.spend = spend
-        self.trace_sink = trace_sink
-        # L1 runs every language's pack: a reader may ask in any language, and safety must
-        # not depend on language identification; only the categories in force for the
-        # site's kind (vouched.guard.kinds).
-        self.packs = packs_for_kind(load_packs(LANGS, config.guard.extra_patterns or None), config.site_kind,
-                                    config.site.refuse, config.guard.extra_patterns)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self.config = config = parts.config
+        self.trace_sink: Callable[[TraceRecord], None] | None = parts.trace_sink  # the service chains its metrics on
+        self.packs = parts.packs
         self.rules = Rules.from_config(config, self.packs)
         self.subject_names = self.rules.subject_names
         self.text = Texts(config)
-        self.cache = None
-        if config.cache.enabled:
-            from vouched.answer.cache import SemanticCache
-            from vouched.spend.metrics import CacheMetrics
-
-            self.cache = SemanticCache.from_config(config, CacheMetrics())
+        self.cache = parts.cache
         self.scoring = Scoring(config, self.rules, self._search)
 
+    @property
+    def spend(self) -> SpendGate | None:
+        """The gate a paid call reserves against (None when none was wired or is needed)."""
+        return self.parts.spend.get() if self.parts.spend.built else None
+
     def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
-        return self._retriever_factory().search(query, filters=filters, query_lang=lang)
+        return self.parts.retriever.get().search(query, filters=filters, query_lang=lang)
 
     def _generation(self) -> Generation:
-        # built per question: spend and cache are read when used (the service swaps them)
-        return Generation(self.config, self.text, self.subject_names, embedder=self._embedder_factory,
-                          store=self._store_factory, provider=self._provider_factory, spend=self.spend,
-                          cache=self.cache)
+        p = self.parts
+        return Generation(self.config, self.text, self.subject_names, embedder=p.embedder, store=p.store,
+                          provider=p.provider, spend=self.spend, cache=self.cache)
 
     def score_evidence(self, question: str, previous: Previous | None, lang: str, filters: SearchFilters):
         """L2's input (answer.scoring.Scoring.score_evidence): what calibration measures."""

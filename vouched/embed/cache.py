@@ -14,7 +14,6 @@ import hashlib
 import os
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Callable, Sequence
 

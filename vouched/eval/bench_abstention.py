@@ -216,14 +216,15 @@ def _deployment(work_dir: Path, store: Any, store_path: Path, embedder: Any, emb
     """Write vouched.toml for this store and threshold (and rare-word cut); the Assistant reading it."""
     from vouched.answer import Assistant
     from vouched.config import load_config
-    from vouched.engine import Engine
 
     version = store.current_version()
     toml = Path(work_dir) / "vouched.toml"
     toml.write_text(_config_text(Path(store_path).resolve(), embedder_name, cache_path, threshold,
                                  embedder.model_id, version.hash, rare_cut), encoding="utf-8")
     cfg = load_config(toml)
-    return Assistant(cfg, engine=Engine(cfg, store=store, embedder=embedder))
+    from vouched.answer.build import build
+
+    return Assistant(cfg, parts=build(cfg, store=store, embedder=embedder))
 
 
 def _bar(total: int, desc: str, enabled: bool):

@@ -268,10 +268,12 @@ class _Scorer:
         self.engine = engine
         pipeline = getattr(target, "pipeline", None)
         if pipeline is None:
+            from vouched.answer.build import build
             from vouched.answer.pipeline import Pipeline
 
-            pipeline = Pipeline(self.config, retriever_factory=lambda: engine.retriever,
-                                store_factory=lambda: engine.store, embedder_factory=lambda: engine.embedder)
+            # the path up to L2 only: no provider, no spend gate, no cache, no traces
+            cfg = self.config.model_copy(update={"answer": self.config.answer.model_copy(update={"provider": "extractive"})})
+            pipeline = Pipeline(build(cfg, engine=engine, spend=None, cache=None))
         self.pipeline = pipeline
         self.packs, self.subject_names = pipeline.packs, pipeline.subject_names
 

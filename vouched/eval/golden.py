@@ -567,7 +567,9 @@ def build_assistant(config_path: Path | None):
         cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": "extractive"})})
     if cfg.missing_store():
         raise GoldenInputError(f"no store at {cfg.store_path}: run `vouched ingest -c {config_path or 'vouched.toml'}` first")
-    a = Assistant(cfg)
+    from vouched.answer.build import build
+
+    a = Assistant(cfg, parts=build(cfg))
     version = a.engine.store.current_version()
     if version is None:
         raise GoldenInputError(f"the store {cfg.store_label} has no corpus version: run `vouched ingest` first")
