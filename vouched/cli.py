@@ -241,9 +241,9 @@ def ask(
                              "vouched.toml first, or pass --config")
         if provider:
             cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": provider})})
-        from vouched.trace.paths import trace_sink_for
+        from vouched.answer.build import build
 
-        assistant = Assistant(cfg, trace_sink=trace_sink_for(cfg))
+        assistant = Assistant(cfg, parts=build(cfg, traces=True))  # the one wiring point; traces where the config says
         prev = (previous_question, previous_answer or "") if previous_question else None
         events = []
         for e in assistant.stream(question, prev, lang=lang, tenant=tenant, as_of=_parse_date(as_of)):
@@ -267,7 +267,8 @@ def ask(
                         meta = " · ".join(x for x in (s.section, display_date(s.date, e.lang), s.url) if x)
                         out.print(f"  [{s.number}] {s.title}" + (f"  [dim]{meta}[/]" if meta else ""), highlight=False)
                 out.print(f"\n[dim]{e.outcome} · trace {e.trace_id[:12]}[/]")
-        if assistant.last_trace is not None and assistant.last_trace.route == "retrieval":
+        done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
+        if done is not None and done.trace is not None and done.trace.route == "retrieval":
             from vouched.eval.calibrate import calibration_warnings
 
             for w in calibration_warnings(cfg, assistant.engine):  # only once retrieval ran: a refusal loads nothing

@@ -58,17 +58,16 @@ class Engine:
 
     @cached_property
     def retriever(self) -> HybridRetriever:
-        cross_encoder = None
-        path = self.config.retrieval.rerank.cross_encoder_path
-        if self.config.retrieval.rerank.enabled and path is not None:
-            from vouched.retrieve.rerank import OnnxCrossEncoder
-
-            # resolved against the config's folder, like every other path in vouched.toml
-            cross_encoder = OnnxCrossEncoder(self.config.resolve(path))
+        settings = self.config.retrieval
+        path = settings.rerank.cross_encoder_path
+        if path is not None:
+            # The one place the cross-encoder's folder is resolved against the config's folder,
+            # like every other path in vouched.toml; the retriever loads it on its first rerank.
+            rerank = settings.rerank.model_copy(update={"cross_encoder_path": self.config.resolve(path)})
+            settings = settings.model_copy(update={"rerank": rerank})
         return HybridRetriever(
-            self.store, self.embedder, self.config.retrieval,
+            self.store, self.embedder, settings,
             languages=tuple(self.config.languages), default_language=self.config.default_language,
-            cross_encoder=cross_encoder,
         )
 
     def ingest(
@@ -121,14 +120,15 @@ class Engine:
         if on_embed_start:
             on_embed_start(len(chunks))
         embedder = self._make_embedder(ray_address, ray_workers) if ray_address else self.embedder
-        vectors = embedder.embed_passages([ch.embed_text for ch in chunks], progress=on_embedded)
-        embedded = getattr(embedder, "last_misses", len(chunks))
+        from vouched.embed.base import passages_counted
+
+        vectors, stats = passages_counted(embedder, [ch.embed_text for ch in chunks], progress=on_embedded)
+        embedded = len(chunks) - stats.cached
         with self.store.new_version(note="ingest", embedding_model=embedder.model_id, dim=embedder.dim,
                                     max_shrink=max_shrink) as w:
             w.add(chunks, vectors)
             w.add_records(load.records)
-        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0,
-                             getattr(embedder, "last_stats", None))
+        return IngestOutcome(w.version, load.report, embedded, time.perf_counter() - t0, stats)
 
     def rollback(self, version_id: int | None = None) -> CorpusVersion:
         """Switch `current` back to a kept version (default: the newest older than the current), atomically.

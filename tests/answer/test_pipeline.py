@@ -35,7 +35,7 @@ def test_off_topic_is_refused_by_l2_without_a_provider_call(site_config):
     ans = a.ask("What's the weather in Paris today?")
     assert ans.outcome == "refused" and ans.layer == "L2" and ans.category == "no_evidence"
     assert counting.counts["provider"] == 0 and provider.calls == 0
-    assert a.last_trace.evidence < a.last_trace.threshold
+    assert ans.trace.evidence < ans.trace.threshold
 
 
 def test_recent_work_answers_from_records_newest_first(site_config):
@@ -56,12 +56,12 @@ def test_extractive_answer_cites_existing_sources(site_config):
     assert ans.outcome == "answered", ans
     assert ans.sentences and ans.sources
     # extractive: every released sentence is a sentence of a cited source, verbatim
-    texts = a.pipeline._store_factory().get_chunks([s.id for s in ans.sources])
+    texts = a.parts.store.get().get_chunks([s.id for s in ans.sources])
     corpus = " ".join(" ".join(c.text.split()) for c in texts.values())
     for sentence in ans.sentences:
         assert sentence.rstrip(".") in corpus
     numbers = {s.number for s in ans.sources}
-    trace = a.last_trace
+    trace = ans.trace
     assert all(x["ok"] for x in trace.sentences)
     assert len(numbers) == len(ans.sources)
     assert "[" not in " ".join(ans.sentences)  # markers stripped
@@ -97,7 +97,7 @@ def test_unsupported_number_holds_the_rest_and_cancels_upstream(site_config):
     assert ans.sentences == ("The search used two retrievers.",)
     assert ans.notices[0].kind == "held"
     assert provider.cancelled
-    assert any(s["rule"] == "unsupported_value" and s["value"] for s in a.last_trace.sentences)
+    assert any(s["rule"] == "unsupported_value" and s["value"] for s in ans.trace.sentences)
 
 
 def test_out_of_range_marker_is_held(site_config):

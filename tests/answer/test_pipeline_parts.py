@@ -50,8 +50,8 @@ def test_a_fee_part_is_refused_as_l1_while_the_rest_is_answered(site_config, que
     assert ans.sentences and ans.sources
     assert [(r.layer, r.category) for r in ans.refusals] == [("L1", "fees")]
     assert ans.refusals[0].text == a.pipeline.text("refusal.fees", ans.lang)  # the fixed L1 text
-    assert a.last_trace.route == "partial"
-    assert any(w.startswith("part refused by L1 (fees)") for w in a.last_trace.warnings)
+    assert ans.trace.route == "partial"
+    assert any(w.startswith("part refused by L1 (fees)") for w in ans.trace.warnings)
 
 
 def test_a_question_refused_in_every_part_is_a_plain_l1_refusal(site_config):
@@ -68,7 +68,7 @@ def test_vague_questions_get_the_clarify_request_without_retrieval(site_config, 
     assert [type(e) for e in events] == [NoticeEvent, DoneEvent]
     assert events[0].kind == "clarify" and events[1].category == "clarify"
     assert counting.counts == {"retriever": 0, "store": 0, "embedder": 0, "provider": 0}
-    assert a.last_trace.route == "clarify" and a.last_trace.warnings[0].startswith("clarify: ")
+    assert events[-1].trace.route == "clarify" and events[-1].trace.warnings[0].startswith("clarify: ")
 
 
 def test_followup_with_a_previous_turn_is_not_a_clarify_case(site_config):
@@ -114,18 +114,15 @@ def test_semantic_cache_reuses_a_gate_passed_answer_within_tenant_and_version(si
     a, counting = make_assistant(cfg)
     q = "Which database did the Tessera Health search run on?"
     first = a.ask(q)
-    assert first.outcome == "answered" and a.last_trace.route == "retrieval"
+    assert first.outcome == "answered" and first.trace.route == "retrieval"
     again = a.ask(q)
-    assert a.last_trace.route == "cache" and again.sentences == first.sentences and again.sources == first.sources
+    assert again.trace.route == "cache" and again.sentences == first.sentences and again.sources == first.sources
     assert a.pipeline.cache.metrics.hits.values()
     # never across tenants, never for follow-ups or as_of questions
-    a.ask(q, tenant="someone-else")
-    assert a.last_trace.route != "cache"
-    a.ask(q, previous=("What did she build?", "A search engine."))
-    assert a.last_trace.route != "cache"
+    assert a.ask(q, tenant="someone-else").trace.route != "cache"
+    assert a.ask(q, previous=("What did she build?", "A search engine.")).trace.route != "cache"
     import datetime
-    a.ask(q, as_of=datetime.date(2025, 1, 1))
-    assert a.last_trace.route != "cache"
+    assert a.ask(q, as_of=datetime.date(2025, 1, 1)).trace.route != "cache"
     # L1 always runs first: a refused question never reaches the cache
     assert a.ask("What are her day rates?").layer == "L1"
 
@@ -139,7 +136,7 @@ def test_claim_verification_policy(site_config, policy):
         "verify": site_config.guard.verify.model_copy(update={"enabled": True, "policy": policy})})})
     a, provider = _scripted(cfg, ["The Tessera Health search did not run on postgres [1]. "])
     ans = a.ask("Which database did the Tessera Health search run on?")
-    rules = [s["rule"] for s in a.last_trace.sentences]
+    rules = [s["rule"] for s in ans.trace.sentences]
     if policy == "hold":
         assert ans.outcome == "held" and ans.category == "verify" and not ans.sentences
     elif policy == "drop":

@@ -51,7 +51,7 @@ def test_no_passage_of_another_tenant_is_ever_retrieved_cited_or_cached(runbook,
         tenant = rng.choice(TENANTS)
         question = rng.choice(pool)
         ans = assistant.ask(question, tenant=tenant)
-        trace = assistant.last_trace
+        trace = ans.trace
         assert trace.tenant == tenant
         for r in trace.retrieved:
             assert r["doc_id"].startswith(f"{tenant}/"), (i, tenant, question, r)

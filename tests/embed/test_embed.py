@@ -72,17 +72,16 @@ def test_a_second_call_reads_the_cache_and_gives_the_same_vectors(cached):
     inner, e = cached
     first = e.embed_passages(TEXTS)
     calls = inner.calls
-    again = e.embed_passages(TEXTS)
-    assert inner.calls == calls and e.last_misses == 0 and np.array_equal(first, again)
+    again, stats = e.embed_passages_counted(TEXTS)
+    assert inner.calls == calls and stats.cached == len(TEXTS) and np.array_equal(first, again)
     assert np.array_equal(first, inner.embed_passages(TEXTS))  # the cache returns what the model gave
 
 
 def test_duplicates_are_embedded_once_and_kinds_do_not_mix(cached):
     inner, e = cached
-    e.embed_passages(["same text", "same text", "other"])
-    assert e.last_misses == 2
-    e.embed_queries(["same text"])
-    assert e.last_misses == 1  # a query vector is not a passage vector (E5 prefixes them)
+    _, stats = e.embed_passages_counted(["same text", "same text", "other"])
+    assert 3 - stats.cached == 2
+    assert e.embed_queries_counted(["same text"])[1] == 1  # a query vector is not a passage vector (E5 prefixes them)
 
 
 def test_the_cache_survives_the_process_and_is_keyed_by_model(tmp_path):
@@ -91,10 +90,10 @@ def test_the_cache_survives_the_process_and_is_keyed_by_model(tmp_path):
     v = a.embed_passages(["persisted"])
     a.cache.close()
     b = CachedEmbedder(HashingEmbedder(dim=16), EmbeddingCache(path))
-    assert np.array_equal(b.embed_passages(["persisted"]), v) and b.last_misses == 0
+    again, stats = b.embed_passages_counted(["persisted"])
+    assert np.array_equal(again, v) and stats.cached == 1
     other = CachedEmbedder(HashingEmbedder(dim=8), EmbeddingCache(path))  # another model id
-    other.embed_passages(["persisted"])
-    assert other.last_misses == 1
+    assert other.embed_passages_counted(["persisted"])[1].cached == 0
     assert len(EmbeddingCache(path).get_many("hashing-16", "passage", [text_hash("persisted")])) == 1
 
 

@@ -123,11 +123,11 @@ def test_scores_as_the_pipeline_does(site):
              CalibrationCase("weather", MUST_REFUSE[0][1], "must_refuse")]
     cal = calibrate(a, cases, 0.5)
     for s in cal.scored:
-        a.ask(s.case.question, s.case.previous)
+        trace = a.ask(s.case.question, s.case.previous).trace
         # the bounded evidence L2 compares; a case L2 coverage refuses at the learnt cut is scored 0
-        assert a.last_trace.evidence == pytest.approx(s.raw_evidence, abs=1e-12), s.case.id
+        assert trace.evidence == pytest.approx(s.raw_evidence, abs=1e-12), s.case.id
         assert s.evidence == (0.0 if s.uncovered else s.raw_evidence)
-        assert a.last_trace.evidence_run == s.run
+        assert trace.evidence_run == s.run
     assert {s.case.id: s.run for s in cal.scored}["fu"] in ("question", "joined")
 
 

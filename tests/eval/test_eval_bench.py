@@ -41,8 +41,8 @@ def test_progress_counts_exactly_the_passages_embedded(tmp_path):
         todo = _to_embed(emb, texts)
         assert todo == expected
         seen: list[int] = []
-        emb.embed_passages(texts, progress=skip_first(len(texts) - todo, seen.append))
-        assert sum(seen) == todo == emb.last_misses
+        _, stats = emb.embed_passages_counted(texts, progress=skip_first(len(texts) - todo, seen.append))
+        assert sum(seen) == todo == len(texts) - stats.cached
 
 
 def test_machine_info_names_the_hardware():

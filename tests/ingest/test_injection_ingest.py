@@ -220,7 +220,7 @@ def test_flag_mode_a_sentence_resting_on_flagged_text_alone_is_held(flagged_site
     ans = a.ask(QUESTION)
     assert ans.outcome == "held" and ans.category == "injection"
     assert not ans.sentences
-    held = [s for s in a.last_trace.sentences if not s["ok"]]
+    held = [s for s in ans.trace.sentences if not s["ok"]]
     assert held and "evil.example/claim" in held[0]["text"]
 
 

@@ -236,7 +236,7 @@ def test_rerank_is_off_by_default_and_changes_nothing(store):
     a = r.search("sourdough bread wild yeast", query_lang="en")
     b = r.search("sourdough bread wild yeast", query_lang="en", rerank=False)
     assert [p.chunk.id for p in a.passages] == [p.chunk.id for p in b.passages]
-    assert "rerank_ms" not in r.last_times.extra and r.last_rerank_scores == {}
+    assert "rerank_ms" not in a.times.extra and a.rerank_scores == {}
 
 
 def test_rerank_puts_the_answering_sentence_first(store):
@@ -247,9 +247,9 @@ def test_rerank_puts_the_answering_sentence_first(store):
     got = r.search(q, query_lang="en", k=2)
     assert [p.rank for p in got.passages] == [1, 2]
     assert got.passages[0].chunk.id == "ans#0"
-    assert set(r.last_rerank_scores) == {p.chunk.id for p in fused.passages}
-    assert r.last_rerank_scores["ans#0"] == max(r.last_rerank_scores.values())
-    assert r.last_times.extra["rerank_ms"] >= 0
+    assert set(got.rerank_scores) == {p.chunk.id for p in fused.passages}
+    assert got.rerank_scores["ans#0"] == max(got.rerank_scores.values())
+    assert got.times.extra["rerank_ms"] >= 0 and fused.rerank_scores == {}
     # only hybrid mode reranks
     kw = r.search(q, query_lang="en", mode="keyword", k=2)
     assert [p.chunk.id for p in kw.passages] == [p.chunk.id for p in r.search(q, query_lang="en", mode="keyword", k=2, rerank=False).passages]
@@ -398,7 +398,7 @@ def test_onnx_cross_encoder_reranks_through_the_retriever(tmp_path, store):
     settings = RetrievalSettings(top_k=3, rerank=RerankSettings(enabled=True, weight=1.0, cross_encoder_path=folder))
     r = HybridRetriever(store, EMB, settings, languages=("en",))
     got = r.search("bread", query_lang="en")
-    scores = r.last_rerank_scores
+    scores = got.rerank_scores
     assert [p.chunk.id for p in got.passages] == sorted(scores, key=lambda i: -scores[i])
 
 

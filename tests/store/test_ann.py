@@ -167,9 +167,9 @@ def test_ann_agrees_with_exact_and_respects_filters(pair, f):
     for _ in range(25):
         q = _unit([vecs[rng.integers(0, len(vecs))] + 0.2 * rng.standard_normal(DIM)])[0]
         got = ann.dense_search(q, f, 10)
-        plans.add(ann.last_dense_plan)
+        plans.add(got.plan)
         ref = exact.dense_search(q, f, 10)
-        assert exact.last_dense_plan in ("exact", "none")
+        assert ref.plan in ("exact", "none")
         assert len(got) == len(ref) == min(10, len(allowed))
         assert {i for i, _ in got} <= allowed
         assert all(_allowed(by_id[i], f) for i, _ in got)
@@ -190,10 +190,10 @@ def test_selective_filter_falls_back_to_exact_search(tmp_path):
     _write(ref, chunks, vecs)
     f = SearchFilters(tenant="two", langs=("hi",), as_of=DAY)  # a handful of rows out of 400
     q = vecs[3]
-    assert store.dense_search(q, f, 10) == ref.dense_search(q, f, 10)
-    assert store.last_dense_plan == "exact"
-    store.dense_search(q, SearchFilters(as_of=DAY), 10)
-    assert store.last_dense_plan == "ann"
+    hits = store.dense_search(q, f, 10)
+    assert hits == ref.dense_search(q, f, 10)
+    assert hits.plan == "exact"
+    assert store.dense_search(q, SearchFilters(as_of=DAY), 10).plan == "ann"
 
 
 def test_new_version_gets_its_own_index_and_old_ones_are_pruned(tmp_path):
@@ -209,8 +209,9 @@ def test_new_version_gets_its_own_index_and_old_ones_are_pruned(tmp_path):
     q = vecs[i]
     assert reader.dense_search(q, f, 1)[0][0] == chunks[i].id
     v2 = _write(writer, chunks, vecs[perm])
-    assert reader.dense_search(q, f, 1)[0][0] == chunks[pos[i]].id
-    assert reader.last_dense_plan == "ann"
+    hits = reader.dense_search(q, f, 1)
+    assert hits[0][0] == chunks[pos[i]].id
+    assert hits.plan == "ann"
     files = index_files(writer.path)
     assert set(files.values()) == {(v1.id, v1.hash[:16]), (v2.id, v2.hash[:16])}
     v3 = _write(writer, chunks[:100], vecs[:100])
@@ -222,8 +223,7 @@ def test_below_threshold_no_index_and_failed_write_leaves_no_file(tmp_path):
     store = SQLiteStore(tmp_path / "s.sqlite", ann_min_chunks=500, ann_params=FORCE)
     _write(store, chunks, vecs)  # 400 < 500
     assert not index_files(store.path)
-    store.dense_search(vecs[0], SearchFilters(as_of=DAY), 5)
-    assert store.last_dense_plan == "exact"
+    assert store.dense_search(vecs[0], SearchFilters(as_of=DAY), 5).plan == "exact"
     store2 = SQLiteStore(tmp_path / "s.sqlite", ann_min_chunks=50, ann_params=FORCE)
     with pytest.raises(RuntimeError):
         with store2.new_version(embedding_model="test", dim=DIM) as w:
@@ -255,8 +255,7 @@ def test_missing_or_wrong_index_is_rebuilt_by_the_reader(tmp_path):
     path = index_path(small.path, v.id, v.hash)
     assert not path.exists()
     big = SQLiteStore(tmp_path / "s.sqlite", ann_min_chunks=50, ann_params=FORCE)
-    big.dense_search(vecs[1], SearchFilters(as_of=DAY), 3)
-    assert big.last_dense_plan == "ann" and path.exists()
+    assert big.dense_search(vecs[1], SearchFilters(as_of=DAY), 3).plan == "ann" and path.exists()
     # an index of the wrong size under this version's name is not trusted
     AnnIndex.build(vecs[:60], FORCE).save(path)
     again = SQLiteStore(tmp_path / "s.sqlite", ann_min_chunks=50, ann_params=FORCE)

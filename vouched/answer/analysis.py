@@ -189,9 +189,10 @@ _CONNECTIVE = re.compile(
 
 
 def clarification(question: str, *, has_previous: bool, min_content_words: int = 2,
-                  lang: str | None = None) -> str | None:
+                  lang: str | None = None, content: Sequence[str] | None = None) -> str | None:
     """Why ``question`` needs clarifying before retrieval ("followup_without_context",
-    "no_content", "too_vague"), or None."""
+    "no_content", "too_vague"), or None. ``content``: ``content_words(question, lang)`` when
+    the caller already has them (answer.front.Question.content_words)."""
     from vouched.guard.packs import default_packs, matching_text
     from vouched.guard.route import is_ordinal
 
@@ -209,7 +210,7 @@ def clarification(question: str, *, has_previous: bool, min_content_words: int =
                 return "followup_without_context"
     if has_previous:
         return None  # the previous turn gives a short or anaphoric question its meaning
-    content = content_words(question, lang)
+    content = content_words(question, lang) if content is None else content
     if not content:
         return "no_content"
     if (len(content) < min_content_words and size <= 2

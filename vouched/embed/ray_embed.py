@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from vouched.embed.base import EmbedStats, Progress
+from vouched.embed.base import EmbedStats, Progress, passages_counted
 from vouched.errors import EmbedderError
 
 RAY_BATCH = 64  # passages per map_batches call
@@ -43,10 +43,9 @@ class _Worker:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         texts = [str(t) for t in batch["text"]]
-        vecs = self.embedder.embed_passages(texts)
-        stats = getattr(self.embedder, "last_stats", None)
-        tokens = stats.tokens if isinstance(stats, EmbedStats) else 0
-        windows = stats.windows if isinstance(stats, EmbedStats) else len(texts)
+        vecs, stats = passages_counted(self.embedder, texts)
+        tokens = stats.tokens
+        windows = stats.windows or len(texts)
         n = len(texts)
         return {"i": np.asarray(batch["i"], dtype=np.int64), "vec": np.asarray(vecs, dtype=np.float32),
                 "tokens": np.full(n, tokens / max(n, 1)), "windows": np.full(n, windows / max(n, 1))}
@@ -67,7 +66,6 @@ class RayEmbedder:
         self.workers = workers
         self.model_id = local.model_id
         self.dim = local.dim
-        self.last_stats = EmbedStats()
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.local.embed_queries(texts)
@@ -94,10 +92,13 @@ class RayEmbedder:
         return ray
 
     def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        return self.embed_passages_counted(texts, progress)[0]
+
+    def embed_passages_counted(self, texts: Sequence[str], progress: Progress | None = None
+                               ) -> tuple[np.ndarray, EmbedStats]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            self.last_stats = EmbedStats()
-            return out
+            return out, EmbedStats()
         t0, c0 = time.perf_counter(), time.process_time()
         ray = self._init()
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -119,7 +120,6 @@ class RayEmbedder:
                 progress(len(idx))
         if seen != len(texts):
             raise EmbedderError(f"the Ray cluster returned {seen} vectors for {len(texts)} passages")
-        self.last_stats = EmbedStats(texts=len(texts), tokens=int(round(tokens)), windows=int(round(windows)),
-                                     batches=-(-len(texts) // per), seconds=time.perf_counter() - t0,
-                                     cpu_seconds=time.process_time() - c0, threads=workers)
-        return out
+        return out, EmbedStats(texts=len(texts), tokens=int(round(tokens)), windows=int(round(windows)),
+                               batches=-(-len(texts) // per), seconds=time.perf_counter() - t0,
+                               cpu_seconds=time.process_time() - c0, threads=workers)

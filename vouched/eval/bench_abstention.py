@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from vouched.embed.base import passages_counted, queries_counted
 from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
 from vouched.eval.datasets import BenchInputError, Squad2, SquadQuestion
 
@@ -215,14 +216,15 @@ def _deployment(work_dir: Path, store: Any, store_path: Path, embedder: Any, emb
     """Write vouched.toml for this store and threshold (and rare-word cut); the Assistant reading it."""
     from vouched.answer import Assistant
     from vouched.config import load_config
-    from vouched.engine import Engine
 
     version = store.current_version()
     toml = Path(work_dir) / "vouched.toml"
     toml.write_text(_config_text(Path(store_path).resolve(), embedder_name, cache_path, threshold,
                                  embedder.model_id, version.hash, rare_cut), encoding="utf-8")
     cfg = load_config(toml)
-    return Assistant(cfg, engine=Engine(cfg, store=store, embedder=embedder))
+    from vouched.answer.build import build
+
+    return Assistant(cfg, parts=build(cfg, store=store, embedder=embedder))
 
 
 def _bar(total: int, desc: str, enabled: bool):
@@ -247,8 +249,7 @@ def _embed_questions(embedder: Any, texts: Sequence[str], progress: bool) -> dic
     with bar:
         for start in range(0, len(texts), 64):
             part = texts[start:start + 64]
-            embedder.embed_queries(part)
-            embedded += getattr(embedder, "last_misses", len(part))
+            embedded += queries_counted(embedder, part)[1]
             bar.advance(task, len(part))
     return {"questions": len(texts), "embedded": embedded, "seconds": round(time.perf_counter() - t0, 1)}
 
@@ -261,15 +262,15 @@ class _MissCounter:
         self.inner, self.misses = inner, 0
         self.model_id, self.dim = inner.model_id, inner.dim
 
-    def _count(self, vectors: Any, n: int) -> Any:
-        self.misses += getattr(self.inner, "last_misses", n)
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        vectors, misses = queries_counted(self.inner, texts)
+        self.misses += misses
         return vectors
 
-    def embed_queries(self, texts: Sequence[str]) -> Any:
-        return self._count(self.inner.embed_queries(texts), len(texts))
-
     def embed_passages(self, texts: Sequence[str], progress: Any = None) -> Any:
-        return self._count(self.inner.embed_passages(texts, progress=progress), len(texts))
+        vectors, stats = passages_counted(self.inner, texts, progress)
+        self.misses += len(texts) - stats.cached
+        return vectors
 
 
 def _ask_all(assistant: Any, questions: Sequence[SquadQuestion], progress: bool) -> tuple[list[Result], list[float]]:
@@ -282,7 +283,7 @@ def _ask_all(assistant: Any, questions: Sequence[SquadQuestion], progress: bool)
             t0 = time.perf_counter()
             answer = Answer.from_events(list(assistant.stream(q.question)))
             seconds.append(time.perf_counter() - t0)
-            trace = assistant.last_trace
+            trace = answer.trace
             category = classify(answer.outcome, answer.layer, answer.category, trace.route if trace else "")
             text = " ".join(answer.sentences)
             answered = category == "answered"

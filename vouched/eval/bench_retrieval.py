@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from vouched.embed.base import Embedder
+from vouched.embed.base import Embedder, passages_counted, queries_counted
 from vouched.eval.conditions import MODES, Condition, check_targets, evaluate_targets
 from vouched.eval.datasets import BenchDataset, BenchInputError
 from vouched.eval.metrics import evaluate, percentile
@@ -135,11 +135,11 @@ def _embed_corpus(dataset: BenchDataset, embedder: Embedder, progress: bool) -> 
     update, close = _progress_bar(len(texts), len(texts) - todo, f"embedding {dataset.name}", progress)
     t0 = time.perf_counter()
     try:
-        vectors = embedder.embed_passages(texts, progress=update)
+        vectors, stats = passages_counted(embedder, texts, progress=update)
     finally:
         close()
     seconds = time.perf_counter() - t0
-    embedded = getattr(embedder, "last_misses", todo)
+    embedded = len(texts) - stats.cached
     return vectors, {
         "model": embedder.model_id,
         "total": len(texts),
@@ -179,8 +179,8 @@ def _embed_queries(dataset: BenchDataset, embedder: Embedder, progress: bool) ->
     t0 = time.perf_counter()
     try:
         for start in range(0, len(texts), QUERY_BATCH):  # embed_queries has no progress callback
-            parts.append(embedder.embed_queries(texts[start : start + QUERY_BATCH]))
-            misses = getattr(embedder, "last_misses", len(parts[-1]))
+            vecs, misses = queries_counted(embedder, texts[start : start + QUERY_BATCH])
+            parts.append(vecs)
             embedded += misses
             update(misses)
     finally:
@@ -218,8 +218,8 @@ def _embed_sentences(retriever, dataset: BenchDataset, qvecs: np.ndarray, progre
     embedded = 0
     try:
         for start in range(0, len(sentences), 256):  # batches, so an interrupted run keeps its work
-            embedder.embed_passages(sentences[start : start + 256], progress=update)
-            embedded += getattr(embedder, "last_misses", 0)
+            batch = sentences[start : start + 256]
+            embedded += len(batch) - passages_counted(embedder, batch, progress=update)[1].cached
     finally:
         close()
     return {"sentences": len(sentences), "sentences_embedded": embedded, "sentences_seconds": round(time.perf_counter() - t0, 3)}
@@ -249,11 +249,11 @@ def _search_all(retriever, dataset: BenchDataset, qvecs: np.ndarray, mode: str, 
         t0 = time.perf_counter()
         result = _search(retriever, text, mode, depth, lang, qvec, filters)
         times.append((time.perf_counter() - t0) * 1000)
-        last = getattr(retriever, "last_times", None)  # where the time went, if the retriever says
-        for s in STAGES if last is not None else ():
-            value = getattr(last, s, None)
+        spent = result.times  # where the time went
+        for s in STAGES:
+            value = getattr(spent, s, None)
             if value is None:  # stages a search may skip (rerank) live in `extra`
-                value = getattr(last, "extra", {}).get(s)
+                value = spent.extra.get(s)
             if value is not None:
                 stages[s].append(float(value))
         ranked[qid] = [p.chunk.doc_id for p in result.passages]

@@ -183,10 +183,10 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         bar.close()
         if index_bar is not None:
             index_bar.close()
-        if getattr(store, "last_write_times", None):
-            res["write_times"] = store.last_write_times
-        ann_s = getattr(store, "last_ann_build_s", None)
-        kw_s = getattr(store, "last_keyword_index_build_s", None)
+        if backend == "postgres":
+            res["write_times"] = {k: v for k, v in w.build_times.items() if k != "ann_build_s"}
+        ann_s = w.build_times.get("ann_build_s")
+        kw_s = w.build_times.get("keyword_index_build_s")
         res["keyword_index_build_s"] = round(kw_s, 2) if kw_s is not None else None
         res["ingest_s"] = round(ingest_s, 2)
         res["ingest_rate"] = round(n / ingest_s, 1)
@@ -197,18 +197,19 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         t0 = time.perf_counter()
         retr.search(qs[0][0], filters=f, query_vector=qs[0][1], query_lang="en")  # loads the dense index
         res["first_query_s"] = round(time.perf_counter() - t0, 3)
-        lat, dense_ms, kw_ms, tops = [], [], [], []
+        lat, dense_ms, kw_ms, tops, kw_plans = [], [], [], [], set()
         for q, v in tqdm(qs, desc=f"{backend} {size_label(n)} queries", file=sys.stderr, leave=False):
             t = time.perf_counter()
             found = retr.search(q, filters=f, query_vector=v, query_lang="en")
             lat.append((time.perf_counter() - t) * 1000)
             tops.append([p.chunk.id for p in found.passages[:10]])
-            dense_ms.append(retr.last_times.dense_ms)
-            kw_ms.append(retr.last_times.keyword_ms)
+            dense_ms.append(found.times.dense_ms)
+            kw_ms.append(found.times.keyword_ms)
+            kw_plans.add(found.keyword_plan)
         res.update(queries=len(lat), p50_ms=round(percentile(lat, 50), 2), p95_ms=round(percentile(lat, 95), 2),
                    dense_p50_ms=round(percentile(dense_ms, 50), 2), keyword_p50_ms=round(percentile(kw_ms, 50), 2),
-                   keyword_plan=getattr(store, "last_keyword_plan", None) or "sql")
-        if exact is not None and getattr(store, "last_keyword_plan", "") == "index":
+                   keyword_plan=",".join(sorted(p for p in kw_plans if p)) or "sql")
+        if exact is not None and "index" in kw_plans:
             # the in-memory BM25 index against FTS5 on the same file: same top 10?
             from vouched.text import analyze
 
@@ -221,8 +222,9 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         if exact is not None:
             rec, plans = [], set()
             for _, v in qs:
-                rec.append(recall_at([i for i, _ in store.dense_search(v, f, 10)], [i for i, _ in exact.dense_search(v, f, 10)]))
-                plans.add(store.last_dense_plan)
+                hits = store.dense_search(v, f, 10)
+                rec.append(recall_at([i for i, _ in hits], [i for i, _ in exact.dense_search(v, f, 10)]))
+                plans.add(hits.plan)
             res["recall_at_10"] = round(float(np.mean(rec)), 4)  # what dense_search returns (filtered, planned)
             res["dense_plan"] = ",".join(sorted(plans))
             res["graph_recall_at_10"] = round(_graph_recall(store, [v for _, v in qs]), 4)

@@ -268,41 +268,68 @@ class _Scorer:
         self.engine = engine
         pipeline = getattr(target, "pipeline", None)
         if pipeline is None:
+            from vouched.answer.build import build
             from vouched.answer.pipeline import Pipeline
 
-            pipeline = Pipeline(self.config, retriever_factory=lambda: engine.retriever,
-                                store_factory=lambda: engine.store, embedder_factory=lambda: engine.embedder)
+            # the path up to L2 only: no provider, no spend gate, no cache, no traces
+            cfg = self.config.model_copy(update={"answer": self.config.answer.model_copy(update={"provider": "extractive"})})
+            pipeline = Pipeline(build(cfg, engine=engine, spend=None, cache=None))
         self.pipeline = pipeline
         self.packs, self.subject_names = pipeline.packs, pipeline.subject_names
 
     def score(self, case: CalibrationCase) -> tuple[ScoredCase, set[str], set[str]]:
-        from vouched.answer.pipeline import Previous
-        from vouched.guard.refusal import match_refusal
-        from vouched.guard.route import match_overview
-        from vouched.text import detect_language
+        """The case as the pipeline sees it: the front's route (answer.front), then L2's runs.
+
+        A case the front routes away from L2 (L1, small talk, an unserved language, the
+        records, clarify) is skipped; a multi-part question is scored part by part, as the
+        pipeline scores it: an answerable case by its weakest part (every part must pass),
+        a must-refuse case by its strongest (any part that passes is answered)."""
+        from vouched.answer.front import Previous, build_question, route, skip_reason
+        from vouched.errors import InputError
         from vouched.types import SearchFilters
 
-        cfg = self.config
+        cfg, rules = self.config, self.pipeline.rules
         prev_q, prev_a = case.previous if case.previous else (None, None)
-        m = match_refusal(case.question, self.packs, subject_names=self.subject_names, pronoun=cfg.subject.pronoun,
-                          previous_question=prev_q)
-        if m is not None:
-            return ScoredCase(case, None, skipped=f"L1 refuses it ({m.category})"), set(), set()
-        if match_overview(case.question, subject_names=self.subject_names, pronoun=cfg.subject.pronoun,
-                          previous_question=prev_q) is not None:
-            return ScoredCase(case, None, skipped="the records route answers it"), set(), set()
-        lang = detect_language(case.question, tuple(cfg.languages), cfg.default_language)
-        filters = SearchFilters(tenant=case.tenant or cfg.corpus.tenant, as_of=case.as_of)
         previous = Previous(prev_q or "", prev_a or "") if case.previous is not None else None
-        d, results = self.pipeline.score_evidence(case.question, previous, lang, filters)
+        try:
+            q = build_question(case.question, rules, previous)
+        except InputError as exc:
+            return ScoredCase(case, None, skipped=f"not a question the pipeline takes: {exc}"), set(), set()
+        r = route(q, rules)
+        why = skip_reason(r)
+        if why is not None:
+            return ScoredCase(case, None, skipped=why), set(), set()
+        filters = SearchFilters(tenant=case.tenant or cfg.corpus.tenant, as_of=case.as_of)
+        if r.kind == "partial":
+            if not r.parts:
+                return ScoredCase(case, None, skipped="L1 refuses every part"), set(), set()
+            scored = [self._one(part, previous if i == 0 or previous is not None else Previous(r.parts[0]), q.lang,
+                                filters) for i, part in enumerate(r.parts)]
+            pick = min if case.label == "answerable" else max
+            (d, covered), warnings, versions = pick(scored, key=lambda x: x[0][0].evidence)
+            if case.label == "answerable" and covered:  # every part must pass coverage too
+                covered = tuple((cut, all(dict(x[0][1]).get(cut, True) for x in scored)) for cut, _ in covered)
+            warnings = {w for x in scored for w in x[1]}
+            versions = {v for x in scored for v in x[2]}
+        else:
+            (d, covered), warnings, versions = self._one(q.text, previous, q.lang, filters, runs=q.run_texts)
+        return ScoredCase(case, d.evidence, d.run, covered=covered, raw_evidence=d.evidence), warnings, versions
+
+    def _one(self, text: str, previous, lang: str, filters, runs=None):
+        """((L2 decision, (rare cut, coverage passes) per candidate cut), warnings, versions) of one text."""
+        from vouched.answer.front import scoring_runs
+
+        scoring = self.pipeline.scoring
+        runs = runs if runs is not None else scoring_runs(text, previous, lang, self.pipeline.rules)[0]
+        d, results = scoring.score_runs(runs, lang, filters)
         warnings = {w for r in results.values() for w in r.warnings}
         versions = {r.corpus_version for r in results.values()}
         covered: tuple[tuple[float, bool], ...] = ()
-        if cfg.threshold.coverage and d.run in results:
+        if self.config.threshold.coverage and d.run in results:
             passages = results[d.run].passages
-            covered = tuple((cut, self.pipeline.coverage_verdict(case.question, lang, results, d.run, passages,
-                                                                 rare_cut=cut).passed) for cut in RARE_CUTS)
-        return ScoredCase(case, d.evidence, d.run, covered=covered, raw_evidence=d.evidence), warnings, versions
+            covered = tuple((cut, scoring.coverage_verdict(text, lang, results, d.run, passages, rare_cut=cut).passed)
+                            for cut in RARE_CUTS)
+        return (d, covered), warnings, versions
 
 
 def calibrate(assistant_or_engine: Any, cases: Iterable[Any], max_answerable_loss: float = 0.05) -> Calibration:

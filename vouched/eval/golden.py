@@ -61,7 +61,7 @@ and for the follow-up cases — never only as an average):
   count, the rate over answerable cases, the split by layer, and the case ids.
 * ``records_routed``: ``records`` cases whose trace route is ``records``, over all records cases.
 * ``recall@5`` (hit rate): over ``answer`` cases, the share with at least one relevant doc
-  among the doc ids of the top 5 retrieved passages (``last_trace.retrieved`` chunk ids in
+  among the doc ids of the top 5 retrieved passages (the answer's trace, ``retrieved`` chunk ids in
   rank order, mapped to doc ids through the store). Five passages, not five distinct docs,
   below the default top-k of 8. A case refused before retrieval counts as a miss.
 * ``abstention``: should-refuse = both refusal sets; an abstention is any ``refused``
@@ -70,7 +70,7 @@ and for the follow-up cases — never only as an average):
   that got an answer (outcome answered, records, held or truncated: text may have been
   released) / should-refuse cases.
 * ``citation_validity``: over every case, cited source ids (``done.sources``) that are among
-  the sources the pipeline gave (``last_trace.source_ids``) / all cited ids.
+  the sources the pipeline gave (the trace's ``source_ids``) / all cited ids.
 
 A case *passes* when its outcome matches its kind and every check it names holds (for
 ``answer``: outcome ``answered``, a relevant doc in the top 5 and among the cited sources, every
@@ -351,7 +351,7 @@ def run_case(assistant, case: GoldenCase) -> GoldenResult:
     except Exception as exc:  # a case that raises is a result (exit 1), not the end of the run
         r = GoldenResult(case=case, outcome="error", lang=lang, error=f"{type(exc).__name__}: {exc}")
         return replace(r, failures=judge(case, r))
-    trace = assistant.last_trace
+    trace = ans.trace
     tdict = asdict(trace) if trace is not None else {}
     retrieved_ids = [x["id"] for x in tdict.get("retrieved", [])]
     tenant = case.tenant or assistant.config.corpus.tenant
@@ -567,7 +567,9 @@ def build_assistant(config_path: Path | None):
         cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"provider": "extractive"})})
     if cfg.missing_store():
         raise GoldenInputError(f"no store at {cfg.store_path}: run `vouched ingest -c {config_path or 'vouched.toml'}` first")
-    a = Assistant(cfg)
+    from vouched.answer.build import build
+
+    a = Assistant(cfg, parts=build(cfg))
     version = a.engine.store.current_version()
     if version is None:
         raise GoldenInputError(f"the store {cfg.store_label} has no corpus version: run `vouched ingest` first")

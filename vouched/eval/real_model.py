@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.json:
                 print(f"error     -     {exc}  {q}", flush=True)
             continue
-        tr = assistant.last_trace
+        tr = ans.trace
         failed = next((s for s in (tr.sentences if tr else []) if not s["ok"]), None)
         rows.append({
             "question": q, "outcome": ans.outcome, "layer": ans.layer, "category": ans.category,

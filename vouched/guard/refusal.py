@@ -89,11 +89,15 @@ def match_refusal(
     pronoun: str = "they",
     previous_question: str | None = None,
     langs: Sequence[str] | None = None,
+    texts: Sequence[str] | None = None,
 ) -> RefusalMatch | None:
-    """The L1 match for ``question`` (see the module docstring), or None to go on."""
+    """The L1 match for ``question`` (see the module docstring), or None to go on.
+
+    ``texts``: ``subject_texts(question, subject_names)`` when the caller already has them
+    (answer.front.Question.matching), so the question is not normalised again."""
     del pronoun  # the placeholder is gender-neutral; see the module docstring
     run = _langs(packs, langs)
-    for text in subject_texts(question, subject_names):
+    for text in (texts if texts is not None else subject_texts(question, subject_names)):
         hit = _search(text, packs, run)
         if hit is not None:
             return hit

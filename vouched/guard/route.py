@@ -121,9 +121,12 @@ def mentions_subject(
     *,
     packs: Packs | None = None,
     langs: Sequence[str] | None = None,
+    texts: Sequence[str] | None = None,
 ) -> bool:
-    """The name, an alias, or a third-person pronoun of gender ``pronoun`` in any language."""
-    texts = subject_texts(question, subject_names)
+    """The name, an alias, or a third-person pronoun of gender ``pronoun`` in any language.
+
+    ``texts``: the question's ``subject_texts`` when the caller already has them."""
+    texts = subject_texts(question, subject_names) if texts is None else texts
     if len(texts) > 1:
         return True
     packs = packs or default_packs()
@@ -142,16 +145,19 @@ def match_overview(
     previous_question: str | None = None,
     langs: Sequence[str] | None = None,
     packs: Packs | None = None,
+    texts: Sequence[str] | None = None,
 ) -> OverviewMatch | None:
     """The records topic of a question about the work as a whole, or None.
 
     A bare continuation (at most three words, a follow-up, not an ordinal: "and now?",
-    "¿y ahora?") inherits the topic of ``previous_question``.
+    "¿y ahora?") inherits the topic of ``previous_question``. ``texts``: the question's
+    ``subject_texts`` when the caller already has them (answer.front.Question.matching).
     """
     del pronoun  # overview patterns accept any third-person pronoun and the placeholder
     packs = packs or default_packs()
     chosen = _pick(packs, langs)
-    for text in _clean(question, subject_names):
+    cleaned = _clean(question, subject_names) if texts is None else tuple(_EDGES.sub("", t) for t in texts)
+    for text in cleaned:
         for lang in chosen:
             combined = packs.overview.get(lang)
             hit = combined.search(text) if combined is not None else None

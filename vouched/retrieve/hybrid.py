@@ -33,7 +33,7 @@ from vouched.retrieve.fusion import fused_order, rrf
 from vouched.retrieve.rerank import CrossEncoder, CrossEncoderScorer, OnnxCrossEncoder, SentenceScorer, rerank
 from vouched.store.base import Store
 from vouched.text import LANGS, analyze, detect_language
-from vouched.types import Passage, SearchFilters, SearchResult
+from vouched.types import Hits, Passage, SearchFilters, SearchResult, SearchTimes
 
 Mode = Literal["hybrid", "dense", "keyword"]
 MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
@@ -41,7 +41,7 @@ MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
 
 @dataclass
 class StageTimes:
-    """Milliseconds per retrieval stage of the last search (for traces and benchmarks)."""
+    """Milliseconds per retrieval stage of one search, while it runs (then SearchResult.times)."""
 
     embed_ms: float = 0.0
     keyword_ms: float = 0.0
@@ -65,8 +65,6 @@ class HybridRetriever:
         self.settings = settings or RetrievalSettings()
         self.languages = tuple(languages)
         self.default_language = default_language
-        self.last_times = StageTimes()
-        self.last_rerank_scores: dict[str, float] = {}  # chunk id → bounded rerank score, last search
         self._cross_encoder = cross_encoder
         self._scorer = None
 
@@ -140,15 +138,18 @@ class HybridRetriever:
         t0 = time.perf_counter()
         passages = self._fuse(dense, keyword, kw_terms, q_terms, lang, qvec, filters, n_fused, mode, doc_freq)
         times.fuse_ms = (time.perf_counter() - t0) * 1000
-        self.last_rerank_scores = {}
+        rerank_scores: dict[str, float] = {}
         if do_rerank:
             t0 = time.perf_counter()
-            passages = self._rerank(query, qvec, passages, k, warnings)
+            passages = self._rerank(query, qvec, passages, k, warnings, rerank_scores)
             times.extra["rerank_ms"] = (time.perf_counter() - t0) * 1000
-        self.last_times = times
         version = self.store.current_version()
         return SearchResult(tuple(passages), lang, tuple(modes_used), tuple(warnings), version.hash if version else None,
-                            doc_freq=doc_freq)
+                            doc_freq=doc_freq, rerank_scores=rerank_scores,
+                            times=SearchTimes(times.embed_ms, times.keyword_ms, times.dense_ms, times.fuse_ms,
+                                              dict(times.extra)),
+                            dense_plan=dense.plan if isinstance(dense, Hits) else "",
+                            keyword_plan=keyword.plan if isinstance(keyword, Hits) else "")
 
     def _fuse(self, dense, keyword, kw_terms, q_terms, lang, qvec, filters, k, mode, doc_freq=None) -> list[Passage]:
         kw_cov = {i: weighted_coverage(q_terms, kw_terms.get(i, ()), doc_freq) for i, _ in keyword}
@@ -190,7 +191,8 @@ class HybridRetriever:
                                fused=fused[i], dense_rank=dense_rank.get(i), keyword_rank=kw_rank.get(i)))
         return out
 
-    def _rerank(self, query: str, qvec, passages: list[Passage], k: int, warnings: list[str]) -> list[Passage]:
+    def _rerank(self, query: str, qvec, passages: list[Passage], k: int, warnings: list[str],
+                scores: dict[str, float]) -> list[Passage]:
         cfg = self.settings.rerank
         head, tail = passages[: cfg.candidates], passages[cfg.candidates :]
         scorer = self._rerank_scorer()
@@ -202,7 +204,7 @@ class HybridRetriever:
         except Exception as exc:  # a failing reranker must not fail retrieval: fusion already ordered it
             warnings.append(f"rerank failed ({exc}); fused order kept")
             return passages[:k]
-        self.last_rerank_scores = done.scores
+        scores.update(done.scores)
         kept = list(done.passages)
         # Passages past the reranked head were never scored, so the cut cannot judge them:
         # with a cut they are left out; without one they follow in fused order.

@@ -7,12 +7,14 @@ it (and a refusal still loads no model, see the pipeline). Everything hangs off
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from typing import Any
 
 from starlette.requests import Request
 
 from vouched.answer import Assistant
+from vouched.answer.build import Lazy, Parts
 from vouched.config import Config
 from vouched.server.auth import Caller, KeyRing, identify, presented_key, public_tenants, tenant_for
 from vouched.server.errors import RateLimited
@@ -22,8 +24,11 @@ _UNSET: Any = object()
 
 
 class Services:
+    """The app's parts (answer/build.py `build`, on first need) and its callers' checks."""
+
     def __init__(self, config: Config, metrics: Metrics, *, assistant: Assistant | None = None,
-                 spend: Any = None, limiter: Any = None, keys: KeyRing | None = None) -> None:
+                 spend: Any = None, limiter: Any = None, keys: KeyRing | None = None,
+                 parts: Parts | None = None) -> None:
         self.config = config
         self.metrics = metrics
         self.keys = keys if keys is not None else KeyRing.load(config)  # read at start: a bad file fails here
@@ -31,6 +36,7 @@ class Services:
         self._assistant = assistant
         self._spend = spend if spend is not None else _UNSET
         self._limiter = limiter if limiter is not None else _UNSET
+        self._parts = parts
         if assistant is not None:
             self._observe(assistant)
         for part in (spend, limiter, getattr(assistant, "pipeline", None) and assistant.pipeline.spend,
@@ -38,17 +44,24 @@ class Services:
             metrics.attach(getattr(part, "metrics", None))
 
     # -- wiring ----------------------------------------------------------------------------
-    def _build(self) -> None:
-        """`vouched.spend.build_spend(config)` for whatever was not injected (opens nothing yet)."""
-        from vouched.spend import build_spend
+    @property
+    def parts(self) -> Parts:
+        """`build(config)` with whatever was injected (cheap: opens nothing, loads no model)."""
+        if self._parts is None:
+            from vouched.answer.build import build
 
-        budget, limiter = build_spend(self.config)
+            given = {k: v for k, v in (("spend", self._spend), ("limiter", self._limiter)) if v is not _UNSET}
+            self._parts = build(self.config, **given)
+        return self._parts
+
+    def _build(self) -> None:
+        """The spend gate and rate limiter of the parts for whatever was not injected, with their metrics."""
         if self._spend is _UNSET:
-            self._spend = budget
-            self.metrics.attach(budget.metrics)
+            self._spend = self.parts.spend.get()
+            self.metrics.attach(getattr(self._spend, "metrics", None))
         if self._limiter is _UNSET:
-            self._limiter = limiter
-            self.metrics.attach(limiter.metrics)
+            self._limiter = self.parts.limiter.get()
+            self.metrics.attach(getattr(self._limiter, "metrics", None))
 
     @property
     def spend(self) -> Any:
@@ -69,8 +82,9 @@ class Services:
         if self._assistant is None:
             from vouched.trace.paths import chain_sinks, trace_sink_for
 
-            self._assistant = Assistant(self.config, spend=self.spend,
-                                        trace_sink=chain_sinks(self.metrics.observe_trace, trace_sink_for(self.config)))
+            sink = chain_sinks(self.metrics.observe_trace, trace_sink_for(self.config))
+            parts = dataclasses.replace(self.parts, spend=Lazy.of(self.spend), trace_sink=sink)
+            self._assistant = Assistant(self.config, parts=parts)
             self.metrics.attach(getattr(self._assistant.pipeline.cache, "metrics", None))
         return self._assistant
 
@@ -141,3 +155,4 @@ def _key_limits(caller: Caller | None):
                    (("minute", k.per_minute, 60), ("hour", k.per_hour, 3600), ("day", k.per_day, 86400))
                    if count)
     return limits or None
+

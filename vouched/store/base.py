@@ -220,6 +220,9 @@ class VersionBuffer:
         self._vectors: list[np.ndarray] = []
         self._records: list[Record] = []
         self.version: CorpusVersion | None = None
+        # seconds per phase of this write, filled in by the store as it writes ("ann_build_s",
+        # "keyword_index_build_s"; PostgreSQL: "copy_chunks_s", "hnsw_build_s", "total_s", …)
+        self.build_times: dict[str, float] = {}
 
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
         if vectors is not None and len(vectors) != len(chunks):

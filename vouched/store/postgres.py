@@ -59,7 +59,7 @@ from vouched.store.base import (
 )
 from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
 from vouched.text import analyze
-from vouched.types import Chunk, DocFreq, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Hits, Record, SearchFilters
 
 BM25_K1 = 1.2  # FTS5's constants, so both backends rank keyword candidates alike
 BM25_B = 0.75
@@ -127,11 +127,7 @@ class PostgresStore:
         if not re.fullmatch(r"\d+\s*(kB|MB|GB)", maintenance_work_mem):
             raise StoreError(f"maintenance_work_mem must look like '1GB' or '512MB', got {maintenance_work_mem!r}")
         self.maintenance_work_mem = maintenance_work_mem
-        self.last_write_times: dict[str, float] = {}  # phases of the last version written, seconds
-        self.last_ann_build_s: float | None = None
         self.on_index_progress: Callable[[int, int], None] | None = None  # (done, total) during the HNSW build
-        self.last_dense_plan = ""
-        self.last_keyword_plan = ""  # "impact" (postings alone, then filters) or "join" (versions written before migration 2)
         self._pool = None
         self._lock = threading.Lock()
         self._df_cache = DocFreqCache()
@@ -335,8 +331,9 @@ class PostgresStore:
             conn.execute("ANALYZE postings")
         times["analyze_s"] = time.perf_counter() - t0
         times["total_s"] = time.perf_counter() - t_start
-        self.last_write_times = {k: round(v, 3) for k, v in times.items()}
-        self.last_ann_build_s = times.get("hnsw_build_s")
+        w.build_times.update({k: round(v, 3) for k, v in times.items()})
+        if "hnsw_build_s" in times:
+            w.build_times["ann_build_s"] = times["hnsw_build_s"]
         return self.current_version()  # type: ignore[return-value]
 
     def _watch_index_build(self, conn):
@@ -417,10 +414,9 @@ class PostgresStore:
         where, args = self._filter_sql(filters)
         with self._conn() as conn:
             vid, _dim, n, impact, total_terms = self._current_meta(conn)
+            # plan "impact" (postings alone, then filters) or "join" (versions written before migration 2)
             if not impact:
-                self.last_keyword_plan = "join"
-                return self._keyword_join(conn, vid, terms, where, args, limit)
-            self.last_keyword_plan = "impact"
+                return Hits(self._keyword_join(conn, vid, terms, where, args, limit), "join")
             # BM25 from postings alone (w holds the dl-normalised term weight), best `cand` rows
             # first; only those rows are joined to chunks for the filters. Exact: when at least
             # `limit` of the best `cand` pass the filters they are the filtered top (every other
@@ -440,13 +436,13 @@ class PostgresStore:
                 ).fetchall()
                 matched = int(rows[0][2]) if rows else None
                 if len(rows) >= limit or (matched is not None and matched <= cand) or cand >= n:
-                    return [(r[0], float(r[1])) for r in rows]
+                    return Hits([(r[0], float(r[1])) for r in rows], "impact")
                 if matched is None:  # nothing passed the filters: how many rows match at all?
                     matched = conn.execute(
                         f"SELECT count(DISTINCT chunk_row) FROM postings WHERE version_id = {vid} AND term = ANY(%s)",
                         [terms]).fetchone()[0]
                     if matched <= cand:
-                        return []
+                        return Hits((), "impact")
                 cand *= 4
 
     def _keyword_join(self, conn, vid: int, terms: list[str], where: str, args: list, limit: int) -> list[tuple[str, float]]:
@@ -478,7 +474,7 @@ class PostgresStore:
                 raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {dim}: re-ingest with this embedder")
             # The cast matches the version's partial HNSW index; without it no index applies: exact.
             col = "c.vec" if n <= self.exact_below else f"c.vec::vector({dim})"
-            self.last_dense_plan = "exact" if n <= self.exact_below else "hnsw"
+            plan = "exact" if n <= self.exact_below else "hnsw"
             sql = (f"SELECT c.chunk_id, 1 - ({col} <=> %s::vector({dim})) AS s FROM chunks c "
                    f"WHERE c.version_id = {vid} AND c.vec IS NOT NULL{where} "
                    f"ORDER BY {col} <=> %s::vector({dim}), c.rowid LIMIT %s")
@@ -489,7 +485,7 @@ class PostgresStore:
                 with conn.transaction():
                     conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
                     rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+        return Hits([(r[0], float(r[1])) for r in rows], plan)
 
     def score_dense(self, vector: np.ndarray, ids: Sequence[str], tenant: str = "default") -> dict[str, float]:
         if not ids:

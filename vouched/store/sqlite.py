@@ -45,7 +45,7 @@ from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
 from vouched.text import analyze
-from vouched.types import Chunk, DocFreq, Record, SearchFilters
+from vouched.types import Chunk, DocFreq, Hits, Record, SearchFilters
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
@@ -188,12 +188,8 @@ class SQLiteStore:
         self.ann_min_chunks = ann_min_chunks  # 0: never build or use an ANN index
         self.ann_params = ann_params
         self.keyword_index_min_chunks = keyword_index_min_chunks  # 0: always FTS5
-        self.last_keyword_plan = ""  # "fts5" | "index": what the last keyword_search used
-        self.last_keyword_index_build_s: float | None = None
         self._kw: tuple[int, KeywordIndex, _Rows] | None = None
         self._kw_lock = threading.Lock()
-        self.last_dense_plan = ""  # "exact" | "ann" | "ann+exact" | "none": what the last dense_search did
-        self.last_ann_build_s: float | None = None  # seconds the last version's ANN index took to build
         self._local = threading.local()
         self._dense: _DenseIndex | None = None
         self._dense_lock = threading.Lock()
@@ -280,7 +276,7 @@ class SQLiteStore:
         sup = superseded_from(chunks)
         chash = corpus_hash(chunks, w._records)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        pending = self._build_pending_ann(vectors) if has_vec else None
+        pending = self._build_pending_ann(vectors, w.build_times) if has_vec else None
         # the keyword index is built from the terms analysed for the rows below, inside the
         # write transaction (readers are not blocked: WAL), before the version can be seen
         kw_terms: list[str] | None = [] if self._wants_keyword_index(len(chunks)) else None
@@ -322,7 +318,7 @@ class SQLiteStore:
                     w._progress(len(part))
             db.execute(f"INSERT INTO fts_v{vid} (rowid, terms) SELECT rowid, terms FROM chunks WHERE version_id=?", (vid,))
             if kw_terms is not None:
-                pending_kw = self._build_pending_keyword(kw_terms)
+                pending_kw = self._build_pending_keyword(kw_terms, w.build_times)
                 kw_terms = None
             db.executemany(
                 "INSERT INTO records (version_id, record_id, tenant, body) VALUES (?,?,?,?)",
@@ -347,23 +343,23 @@ class SQLiteStore:
         self._prune_ann()
         return self.current_version()  # type: ignore[return-value]
 
-    def _build_pending_ann(self, vectors: np.ndarray) -> Path | None:
+    def _build_pending_ann(self, vectors: np.ndarray, times: dict[str, float]) -> Path | None:
         if not self.ann_min_chunks or len(vectors) < self.ann_min_chunks:
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         tmp = AnnIndex.build(vectors, self.ann_params).write_temp(self.path)
-        self.last_ann_build_s = time.perf_counter() - t0
+        times["ann_build_s"] = time.perf_counter() - t0
         return tmp
 
     def _wants_keyword_index(self, n_chunks: int) -> bool:
         return bool(self.keyword_index_min_chunks) and n_chunks >= self.keyword_index_min_chunks
 
-    def _build_pending_keyword(self, terms: list[str]) -> Path:
+    def _build_pending_keyword(self, terms: list[str], times: dict[str, float]) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         tmp = KeywordIndex.build(terms).write_temp(self.path)
-        self.last_keyword_index_build_s = time.perf_counter() - t0
+        times["keyword_index_build_s"] = time.perf_counter() - t0
         return tmp
 
     def _prune_ann(self) -> None:
@@ -408,9 +404,7 @@ class SQLiteStore:
         kw = self._keyword_index(vid)
         if kw is not None:
             index, cols = kw
-            self.last_keyword_plan = "index"
-            return [(cols.ids[r], s) for r, s in index.search(terms, cols.mask(filters), limit)]
-        self.last_keyword_plan = "fts5"
+            return Hits([(cols.ids[r], s) for r, s in index.search(terms, cols.mask(filters), limit)], "index")
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         where, args = self._filter_sql(filters)
         rows = self._db().execute(
@@ -418,7 +412,7 @@ class SQLiteStore:
             f"WHERE fts_v{vid} MATCH ? AND c.version_id = ?{where} ORDER BY bm25(fts_v{vid}) LIMIT ?",
             [match, vid, *args, limit],
         ).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+        return Hits([(r[0], float(r[1])) for r in rows], "fts5")
 
     def _keyword_index(self, vid: int) -> tuple[KeywordIndex, _Rows] | None:
         """The in-memory keyword index of version `vid` and its rows, or None (FTS5 then)."""
@@ -520,17 +514,15 @@ class SQLiteStore:
                 rows = idx.ann.search(q, plan.fetch)
                 rows = rows[mask[rows]]
                 if len(rows) >= min(limit, n_allowed):
-                    self.last_dense_plan = "ann"
-                    return self._ranked(idx, q, rows, limit)
+                    return Hits(self._ranked(idx, q, rows, limit), "ann")
                 plan_name = "ann+exact"  # the over-fetch came back short: search the filtered rows exactly
             else:
                 plan_name = plan.how
         else:
             plan_name = "exact" if n_allowed else "none"
-        self.last_dense_plan = plan_name
         if not n_allowed:
-            return []
-        return self._ranked(idx, q, np.flatnonzero(mask) if n_allowed < len(idx.ids) else None, limit)
+            return Hits((), plan_name)
+        return Hits(self._ranked(idx, q, np.flatnonzero(mask) if n_allowed < len(idx.ids) else None, limit), plan_name)
 
     @staticmethod
     def _ranked(idx: _DenseIndex, q: np.ndarray, rows: np.ndarray | None, limit: int) -> list[tuple[str, float]]:
