@@ -207,6 +207,13 @@ class Rig:
         self.store = Store(backend, tmp)
         self.tmp = tmp
         self.procs: list = []
+        try:
+            self._start(tmp, model)
+        except BaseException:  # (an interrupted setup leaves no server behind)
+            self.close()
+            raise
+
+    def _start(self, tmp: Path, model: WireServer) -> None:
         extra = self.store.config_text(tmp / "journal-REPLICA.sqlite")
         toml = write_site(tmp, extra=f'\n[answer]\nprovider = "openai"\nmodel = "fake-paid"\n'
                                      f'base_url = "{model.url}/v1"\nmax_output_tokens = {MAX_OUT}\n' + extra)
@@ -339,10 +346,11 @@ def test_cap_holds_through_the_fault(backend, fault, model, rigs):
                 rig.restart_replica()
             else:
                 rig.store.fail_settles()
+                outage = time.monotonic()
                 RELEASE.set()  # the open streams finish while no settle can land
                 _wait(lambda: rig.pending() > 0, OUTAGE_S)
                 journaled.append(rig.pending())
-                time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - t0)))
+                time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - outage)))
                 rig.store.settles_back()
         finally:  # whatever failed above, the store and the streams come back for the next case
             RELEASE.set()
