@@ -5,8 +5,11 @@
 raises at once (no background reconnect loop that a request would wait on), so the spend
 gate refuses and the rate limiter passes immediately when PostgreSQL is down, as with Redis.
 A connection that failed is dropped, with every idle one (after a server restart they are
-all dead), and the next call connects afresh. The first connection applies the component's
-migrations (`migrate`), once per pool.
+all dead), and the next call connects afresh. An idle connection is checked before it is
+handed out: one the server wrote to or closed while it sat idle (ended by
+pg_terminate_backend, a restart) is dropped there, so a question asked once the server is
+back is not refused on a connection that died in the pool. The first connection applies
+the component's migrations (`migrate`), once per pool.
 
 `migrate` mirrors `vouched.trace.store.migrate`: an append-only list of (name, SQL), each
 applied once, in order, in its own transaction, recorded with the SHA-256 of its text in a
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import threading
 import weakref
 from contextlib import contextmanager
@@ -136,6 +140,27 @@ def utc(t: datetime) -> datetime:
     return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
 
 
+def idle_alive(conn) -> bool:
+    """Is an idle connection still usable? Nothing may arrive on an idle autocommit session
+    that does not LISTEN; a readable socket means the server sent its goodbye (a FATAL
+    notice, end of file) or something this pool would not expect. Costs one poll, no round trip."""
+    try:
+        if conn.closed or conn.broken:
+            return False
+        poller = select.poll()  # (not select.select: a busy server's descriptors pass FD_SETSIZE)
+        poller.register(conn.fileno(), select.POLLIN | select.POLLPRI)
+        return not poller.poll(0)
+    except (OSError, ValueError):
+        return False
+
+
+def _close_quietly(conn) -> None:
+    try:
+        conn.close()
+    except Exception:
+        pass
+
+
 class PgConnections:
     """A bounded pool of autocommit connections with `search_path` set to `schema`.
 
@@ -192,8 +217,16 @@ class PgConnections:
         if not self._slots.acquire(timeout=self.wait_s):
             raise PgUnavailable(f"no free connection to {where(self.dsn, self.schema)} within {self.wait_s:g} s")
         try:
+            conn, stale = None, []
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
+                while self._idle and conn is None:
+                    c = self._idle.pop()
+                    if idle_alive(c):
+                        conn = c
+                    else:
+                        stale.append(c)
+            for c in stale:
+                _close_quietly(c)
             if conn is None:
                 conn = self._connect()
             try:

@@ -32,6 +32,7 @@ class Reply:
     chunked: bool = True  # False: no length, body ends when the socket closes
     cut: bool = False  # close the socket after the parts, without finishing the body
     headers: dict[str, str] = field(default_factory=dict)
+    hold: Any = None  # a threading.Event: the last part waits until it is set (a stream kept open on cue)
 
     @classmethod
     def json(cls, status: int, payload: Any) -> Reply:
@@ -122,9 +123,12 @@ class WireServer:
         # The client going away shows as end-of-file on our side of the socket.
         watch = asyncio.ensure_future(reader.read(1))
         try:
-            for part in reply.parts:
+            for i, part in enumerate(reply.parts):
                 if reply.delay:
                     await asyncio.wait([watch], timeout=reply.delay)
+                if reply.hold is not None and i == len(reply.parts) - 1:
+                    while not reply.hold.is_set() and not watch.done():
+                        await asyncio.wait([watch], timeout=0.02)
                 if watch.done():
                     return self._client_left(seen)
                 writer.write(b"%x\r\n%s\r\n" % (len(part), part) if reply.chunked else part)

@@ -114,24 +114,43 @@ def free_port() -> int:
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"vouched serve exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
+    with httpx.Client(timeout=1) as client:  # one client: building one costs ~30 ms of CPU (its TLS context)
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"vouched serve exited with {proc.returncode}: {serve_log(proc)}")
+            try:
+                if client.get(f"{url}/healthz").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
     raise RuntimeError(f"vouched serve at {url} did not become healthy")
 
 
 def start_serve(config: Path, port: int | None = None, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """`vouched serve` on `port`; its log goes to a file beside the config (serve-<port>.log).
+
+    Not to a pipe: nobody reads a pipe while the server runs, and a fault test makes it log a
+    warning per refused call; once the pipe's 64 KiB are full, every thread that logs blocks,
+    and the server with it."""
     port = port or free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from vouched.cli import main; main()", "serve", "--config", str(config), "--port", str(port)],
-        env=env or dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = open(Path(config).parent / f"serve-{port}.log", "ab")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from vouched.cli import main; main()", "serve", "--config", str(config), "--port", str(port)],
+            env=env or dict(os.environ), stdout=subprocess.DEVNULL, stderr=log)
+    finally:
+        log.close()  # the child has its own descriptor
+    proc.log_path = Path(log.name)  # type: ignore[attr-defined]
     return proc, f"http://127.0.0.1:{port}"
+
+
+def serve_log(proc: subprocess.Popen, tail: int = 4000) -> str:
+    path = getattr(proc, "log_path", None)
+    try:
+        return path.read_text(errors="replace")[-tail:] if path else ""
+    except OSError:
+        return ""
 
 
 def stop(proc: subprocess.Popen) -> None:

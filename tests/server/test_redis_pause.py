@@ -5,6 +5,13 @@ seconds under load against a real `vouched serve` whose spend and rate counters 
 store no longer than the deadlines (0.1 s each for the rate check and the reserve): the rate
 limit fails open, the spend gate fails closed (the monthly-limit notice), nobody waits for
 Redis's socket timeout. PAUSE_S is VOUCHED_PAUSE_S (default 10, as the issue has it).
+
+The bounds hold on a busy CI machine: the issue's p99 < 50 ms is asserted exactly when
+/healthz under the same load with Redis up (the control) is itself under 50 ms; on a machine
+too starved to show 50 ms, the pause may not make /healthz worse than the control. Always,
+absolutely: no probe over 1 s and p99 under 250 ms (one blocked counter call is a 1 s socket
+timeout), and no question asked during the pause over 2 s (nor its p90 over the control's
+by more than the two deadlines).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from vouched.config import load_config
 from vouched.engine import Engine
 
 PAUSE_S = float(os.environ.get("VOUCHED_PAUSE_S", "10"))
+DEADLINE_S = 0.1  # spend.deadline_s and rate_limit.deadline_s (their defaults)
 QUESTION = "Who inspects the cold room?"
 ANSWER = "The cold room at the harbor depot is inspected every morning by Tamsin Overgaard [1]."
 
@@ -80,7 +88,6 @@ def test_a_paused_redis_stalls_nothing(paused_site):
         deadline = time.monotonic() + 60
         while len(asked) < 12 and time.monotonic() < deadline:  # under load, Redis up (the first builds the assistant)
             time.sleep(0.1)
-        warm = len(asked)
         baseline: list[float] = []  # /healthz under the same load with Redis up
         with httpx.Client(base_url=url, timeout=30) as c:
             for _ in range(100):
@@ -99,14 +106,14 @@ def test_a_paused_redis_stalls_nothing(paused_site):
                 time.sleep(0.02)
         resumed_at = time.monotonic()
         redis.resume()
-        time.sleep(2)
+        time.sleep(0.5)  # the questions asked during the pause finish
     finally:
         redis.resume()
         stop.set()
         for w in workers:
             w.join(60)
-    during = [(s, d, o) for s, d, o in asked if paused_at + 1.5 <= s and s + d <= resumed_at]  # past the socket timeout
-    before = [d for s, d, o in asked[4:warm] if s + d < paused_at]
+    during = [(s, d, o) for s, d, o in asked if paused_at <= s and s + d <= resumed_at]  # asked and done while paused
+    before = [d for s, d, o in asked[4:] if s + d < paused_at]  # with Redis up, under the same load
     assert len(health) > 50 and during, (len(health), len(during))
     p99 = _p(health, 0.99)
     print(f"redis paused {PAUSE_S:.0f} s: /healthz p50 {statistics.median(health) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
@@ -114,12 +121,24 @@ def test_a_paused_redis_stalls_nothing(paused_site):
           f"p50 {statistics.median(d for _, d, _ in during) * 1000:.0f} ms, max {max(d for _, d, _ in during) * 1000:.0f} ms, "
           f"outcomes {sorted({o for _, _, o in during})}; before: p50 {statistics.median(before) * 1000:.0f} ms, "
           f"/healthz p99 with Redis up {_p(baseline, 0.99) * 1000:.1f} ms")
-    # A blocked event loop shows as seconds (9 s before issue 16). On a machine starved of CPU
-    # by other work, /healthz is slow with Redis up too: then the bound is that baseline's.
-    assert p99 < max(0.050, 1.5 * _p(baseline, 0.99)), (p99, _p(baseline, 0.99))
+    # The issue's bounds, asserted as written when the machine can show them, and bounds that
+    # still catch a stall on a machine starved of CPU by other work (where /healthz is slow
+    # with Redis up too). A loop blocked on Redis shows as seconds: each counter call then
+    # waits Redis's 1 s socket timeout (twice, with its retry), 9 s before issue 16.
+    control = _p(baseline, 0.99)
+    assert max(health) < 1.0, max(health)  # absolute: never one blocked counter call
+    assert p99 < 0.250, p99  # absolute, generous
+    if control < 0.050:  # a machine quiet enough to measure 50 ms: the issue's bound, exactly
+        assert p99 < 0.050, (p99, control)
+    else:  # busy: no worse than the same load with Redis up
+        assert p99 < 1.5 * control, (p99, control)
     assert {o for _, _, o in during} == {"limited"}  # spend failed closed at its deadline, nothing paid blind
-    # nobody waited for Redis: a question takes what it took with Redis up, plus two 0.1 s deadlines
-    assert _p([d for _, d, _ in during], 0.9) < max(before) + 0.5
+    # No question waited on Redis beyond the deadlines (0.1 s for the rate check, 0.1 s for the
+    # reserve): relative to the same questions with Redis up, and an absolute ceiling below
+    # one blocked counter call (1 s socket timeout) plus the question's own work.
+    took = [d for _, d, _ in during]
+    assert _p(took, 0.9) < _p(before, 0.9) + 2 * DEADLINE_S + 0.3, (_p(took, 0.9), _p(before, 0.9))
+    assert max(took) < max(2.0, 1.5 * max(before)), (max(took), max(before))
 
 
 def test_serve_refuses_a_redis_without_persistence_and_says_why(tmp_path):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ import pytest
 
 from tests.helpers import copy_example_hashing
 from tests.llm.wire import Reply, WireServer, openai_events
+from tests.server.tenants import serve_log, start_serve
 from tests.spend.conftest import RedisServer
 from vouched.config import load_config
 from vouched.engine import Engine
@@ -101,7 +101,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90) -> None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"replica exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            raise RuntimeError(f"replica exited with {proc.returncode}: {serve_log(proc)}")
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                 return
@@ -139,9 +139,7 @@ def replicas(tmp_path_factory, postgres_dsn, redis, fake_model):
     try:
         for cfg in configs:
             port = _free_port()
-            procs.append(subprocess.Popen(
-                [sys.executable, "-c", "from vouched.cli import main; main()", "serve", "--config", str(cfg), "--port", str(port)],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            procs.append(start_serve(cfg, port, env=env)[0])  # its log in a file: an unread pipe fills and blocks it
             urls.append(f"http://127.0.0.1:{port}")
         for url, proc in zip(urls, procs):
             _wait_healthy(url, proc)
@@ -155,8 +153,6 @@ def replicas(tmp_path_factory, postgres_dsn, redis, fake_model):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-            if p.stderr:
-                p.stderr.close()
 
 
 def _ask(url: str, client_ip: str) -> tuple[int, dict]:

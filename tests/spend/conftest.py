@@ -114,3 +114,96 @@ def own_redis(tmp_path):
     server = RedisServer(tmp_path).start()
     yield server
     server.stop()
+
+
+class PostgresServer:
+    """A private PostgreSQL (`vouched.store.pgserver.local_postgres`) that a test may kill.
+
+    `kill()` is SIGKILL to the postmaster and every backend at once, as the OOM killer or a
+    lost machine would do it (no shutdown checkpoint; the restart runs crash recovery);
+    `restart()` starts it again on the same port and data directory. The session's shared
+    server (`postgres_dsn`) is never killed: tests that kill use one of these."""
+
+    SETTINGS = ("fsync=off", "full_page_writes=off", "max_connections=200")
+
+    def __init__(self) -> None:
+        self._ctx = None
+        self.pg = None
+
+    @property
+    def dsn(self) -> str:
+        return self.pg.dsn
+
+    def start(self) -> "PostgresServer":
+        from vouched.store.pgserver import local_postgres
+
+        # Unlike the session's server, a commit is durable against a crash of PostgreSQL
+        # (synchronous_commit on; fsync stays off: the machine does not crash, only the server).
+        self._ctx = local_postgres(settings=self.SETTINGS)
+        self.pg = self._ctx.__enter__()
+        self._opts = " ".join([f"-p {self.pg.port}", "-c listen_addresses=127.0.0.1",
+                               f"-k {self.pg.data_dir.parent / 'sock'}", *(f"-c {s}" for s in self.SETTINGS)])
+        return self
+
+    def _postmaster(self) -> int | None:
+        try:
+            pid = int((self.pg.data_dir / "postmaster.pid").read_text().split()[0])
+            os.kill(pid, 0)
+            return pid
+        except (OSError, ValueError, IndexError):
+            return None
+
+    @staticmethod
+    def _children(pid: int) -> list[int]:
+        out = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+        return out
+
+    def kill(self) -> None:
+        pid = self._postmaster()
+        if pid is None:
+            return
+        procs = [pid, *self._children(pid)]
+        for p in procs:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() and "Z" != _state(p) for p in procs):
+            time.sleep(0.02)
+
+    def restart(self) -> "PostgresServer":
+        from vouched.store.pgserver import _prefix
+
+        cmd = [*_prefix(), str(self.pg.bin_dir / "pg_ctl"), "-D", str(self.pg.data_dir), "-o", self._opts,
+               "-l", str(self.pg.data_dir.parent / "server.log"), "-w", "-t", "60", "start"]
+        for _ in range(20):  # the killed backends may hold the shared memory for a moment
+            if subprocess.run(cmd, capture_output=True).returncode == 0:
+                return self
+            time.sleep(0.2)
+        raise RuntimeError(f"PostgreSQL did not restart: {(self.pg.data_dir.parent / 'server.log').read_text()[-1500:]}")
+
+    def stop(self) -> None:
+        if self._ctx is not None:
+            if self._postmaster() is None:  # killed and never restarted: start it so that it stops cleanly
+                try:
+                    self.restart()
+                except RuntimeError:
+                    pass
+            self._ctx.__exit__(None, None, None)
+            self._ctx = None
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "X"

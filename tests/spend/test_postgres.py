@@ -118,8 +118,9 @@ def test_build_spend_uses_the_store_database(tmp_path, postgres_dsn, monkeypatch
     limiter.counters.close()
 
 
-def test_a_killed_connection_refuses_once_then_recovers(pg_counters, postgres_dsn):
-    """The server ends our session (as a restart would): that reserve fails closed; the next reconnects."""
+def test_a_session_ended_while_idle_is_not_handed_out(pg_counters, postgres_dsn):
+    """The server ends our idle sessions (pg_terminate_backend, as a restart would): the next
+    reserve finds them dead in the pool, drops them and connects afresh instead of failing."""
     spend, _ = pg_counters(_schema())
     budget = Budget(spend_settings(10.0), spend, FakeClock())
     assert budget.reserve(model="m", prompt_bytes=10, max_output_tokens=10) is not None
@@ -127,11 +128,22 @@ def test_a_killed_connection_refuses_once_then_recovers(pg_counters, postgres_ds
     assert pids
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         for pid in pids:
-            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    assert budget.reserve(model="m", prompt_bytes=10, max_output_tokens=10) is None
-    assert budget.metrics.refused.value("store") == 1
+            conn.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,))  # waits until the backend is gone
+        assert not conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchall()
     assert budget.reserve(model="m", prompt_bytes=10, max_output_tokens=10) is not None
-    assert budget.metrics.refused.value("store") == 1
+    assert budget.metrics.refused.value("store") == 0
+    assert [c.info.backend_pid for c in spend._pool._idle] not in ([], pids)
+
+
+def test_idle_alive_tells_a_dead_session_from_a_live_one(postgres_dsn):
+    from vouched.pg import idle_alive
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as live, psycopg.connect(postgres_dsn, autocommit=True) as doomed:
+        assert idle_alive(live) and idle_alive(doomed)
+        live.execute("SELECT pg_terminate_backend(%s, 5000)", (doomed.info.backend_pid,))
+        assert idle_alive(live) and not idle_alive(doomed)
+        doomed.close()
+        assert not idle_alive(doomed)
 
 
 # -- several processes against one cap ---------------------------------------------------------

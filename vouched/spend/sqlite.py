@@ -94,11 +94,17 @@ class _SQLiteFile:
                 raise
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 try:
                     conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     self._drop()
+                else:
+                    if isinstance(exc, sqlite3.Error):
+                        # The file failed (full disk, read-only, I/O error): a connection that met
+                        # it may keep believing it (SQLite opens the WAL read-only for good once it
+                        # found it unwritable), so the next transaction opens the file afresh.
+                        self._drop()
                 raise
             try:
                 conn.execute("COMMIT")
