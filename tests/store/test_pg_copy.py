@@ -128,3 +128,15 @@ def test_written_postings_carry_python_bm25_weights_exactly(postgres_dsn, monkey
         assert s.current_version().chunk_count == len(chunks)
     finally:
         s.close()
+
+
+def test_server_cpu_seconds_counts_the_servers_work(tmp_path):
+    from vouched.store.pgserver import LocalPostgres, local_postgres, server_cpu_seconds
+
+    assert server_cpu_seconds(LocalPostgres("", 0, tmp_path, tmp_path)) is None  # no postmaster.pid there
+    with local_postgres() as pg:
+        before = server_cpu_seconds(pg)
+        with psycopg.connect(pg.dsn, autocommit=True) as c:
+            c.execute("SELECT sum(sqrt(x)) FROM generate_series(1, 3000000) x").fetchone()
+        after = server_cpu_seconds(pg)  # the backend has exited: counted in the postmaster's children's times
+    assert before is not None and after - before > 0.1
