@@ -35,7 +35,9 @@ top-k SQLite gives): on SciFact (5,183 chunks, E5 vectors) HNSW at ef_search=100
 exact top-50 list for 40% of queries (recall@50 0.974), enough to move fused top-10s. Since
 ef_search defaults to 200: at 100k synthetic chunks its dense recall@50 against exact
 was 0.84 for 29 ms p50, against 0.79 / 24 ms at 100 and 0.90 / 56 ms at 400 (recall@10
-0.9975, 0.9975, 1.0; load ~15). Since migration 2 the vector stays in the heap row (STORAGE MAIN), so the exact scan reads the
+0.9975, 0.9975, 1.0; load ~15). A query of `limit` results raises it to 4 x limit (at most
+1000, `dense_ef_search`): the retriever fuses all 100 dense ranks, and the graph's recall at
+100 is what moved fused top-10s away from exact search. Since migration 2 the vector stays in the heap row (STORAGE MAIN), so the exact scan reads the
 table, not one TOAST lookup per row (10k rows: 2.5k instead of 61k buffers, 29 vs 143 ms).
 Each search is one statement reading the current version itself (one round trip; psycopg
 prepares a statement run five times on a connection).
@@ -96,6 +98,22 @@ def bm25_weight(tf: int, dl: int, avgdl: float) -> float:
 
 _CURRENT = "SELECT current_version FROM store_state"
 KEYWORD_CANDIDATES = 4  # keyword search first scores postings alone, keeps limit x this, then filters; doubles on a shortfall
+
+
+EF_PER_RESULT = 4  # the HNSW candidate list a dense query keeps: at least this many per result asked
+EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
+
+
+def dense_ef_search(ef_search: int, limit: int) -> int:
+    """hnsw.ef_search for a dense query of `limit` results: the configured floor, or EF_PER_RESULT x limit.
+
+    The retriever asks for 100 dense candidates and RRF reads all their ranks, so the graph's
+    recall at 100, not at 10, decides whether fused top-10s match exact search. With ef_search
+    = limit the walk returns about the first 100 it can reach: at 30k synthetic chunks
+    (benchmarks' corpus) dense recall@100 against exact was 0.73 at ef_search 200 and 0.87 at
+    400, and hybrid top-10 agreement with SQLite-exact 0.971 / 0.986 (docs/scale-out.md).
+    """
+    return max(int(ef_search), min(EF_SEARCH_MAX, EF_PER_RESULT * int(limit)))
 
 
 def _row_to_chunk(r: tuple) -> Chunk:
@@ -533,11 +551,12 @@ class PostgresStore:
                    f"WHERE c.version_id = {vid} AND c.vec IS NOT NULL{where} "
                    f"ORDER BY {col} <=> %s::vector({dim}), c.rowid LIMIT %s")
             qtext = _vec_text(q)
-            if limit <= self.ef_search:  # the connection's ef_search (see _configure) is enough
+            ef = dense_ef_search(self.ef_search, limit)
+            if ef == self.ef_search or n <= self.exact_below:  # the connection's ef_search (see _configure)
                 rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
             else:
                 with conn.transaction():
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
                     rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
