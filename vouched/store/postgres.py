@@ -60,7 +60,7 @@ from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
 from vouched.store import pg_copy
-from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
+from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, _fts_tokens_cached, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
 from vouched.text import analyze
 from vouched.types import Chunk, DocFreq, Record, SearchFilters
 
@@ -77,6 +77,8 @@ _COPY_COLS = (
     "tenant, updated_at, effective_from, effective_to, supersedes, superseded_from, authority, draft, flags, terms, "
     "lexemes, n_terms, lexeme_tf, vec"
 )
+_ANALYZE_COLS = ("rowid, version_id, chunk_id, doc_id, lang, tenant, effective_from, effective_to, superseded_from, "
+                 "draft, authority")
 _ROW_HEAD = pg_copy.row_head(len(_COPY_COLS.split(",")))
 _DF_HEAD = pg_copy.row_head(3)
 _BLOCK_ROWS = 500  # chunk rows a COPY write carries (and a progress step)
@@ -331,7 +333,7 @@ class PostgresStore:
                 for i, c in enumerate(chunks):
                     ta = time.perf_counter()
                     terms = analyze(c.embed_text, c.lang)
-                    lex = Counter(x for t in terms for x in fts_tokens(t))
+                    lex = Counter(x for t in terms for x in _fts_tokens_cached(t))
                     analyse_s += time.perf_counter() - ta
                     uniq = sorted(lex)
                     df.update(uniq)
@@ -398,7 +400,9 @@ class PostgresStore:
         times["commit_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         with self._conn() as conn:  # fresh statistics, so the planner sees the new version's size
-            conn.execute("ANALYZE chunks")
+            # only the columns queries filter, join or order on: statistics of the texts, term
+            # arrays and vectors (a btree-comparable type: sorted for MCVs) feed no plan
+            conn.execute(f"ANALYZE chunks ({_ANALYZE_COLS})")
             conn.execute("ANALYZE term_df")
             conn.execute("ANALYZE postings")
         times["analyze_s"] = time.perf_counter() - t0
