@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Iterable, Sequence
 
 import numpy as np
 

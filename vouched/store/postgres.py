@@ -56,10 +56,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
+from vouched.store import pg_copy
 from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
-from vouched.store import pg_copy
 from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, _fts_tokens_cached, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
 from vouched.text import analyze
 from vouched.types import Chunk, DocFreq, Record, SearchFilters
