@@ -119,6 +119,7 @@ def test_tiny_end_to_end_run_writes_results_and_plot(tmp_path):
     assert set(runs) == {"sqlite", "sqlite-ann"}
     for r in runs.values():
         assert r["queries"] == 5 and r["p50_ms"] > 0 and r["ingest_rate"] > 0 and r["peak_rss_mb"] > 0 and r["disk_mb"] > 0
+        assert r["ingest_cpu_s"] > 0 and r["cpu_rate"] > 0 and r["load_rate"] >= r["ingest_rate"]
     assert runs["sqlite-ann"]["ann_build_s"] is not None and runs["sqlite"]["ann_build_s"] is None
     assert runs["sqlite-ann"]["graph_recall_at_10"] >= 0.95
     assert (tmp_path / "results.json").exists() and (tmp_path / "scale.png").stat().st_size > 1000

@@ -134,6 +134,28 @@ def test_dense_search_uses_the_versions_hnsw_index(pg_factory):
     assert [i for i, _ in s.dense_search(q, TODAY, 5)] == [i for i, _ in got]
 
 
+@given(st.integers(10, 2000), st.integers(1, 5000))
+def test_dense_ef_search_grows_with_the_limit_within_pgvectors_bound(ef, limit):
+    from vouched.store.postgres import EF_PER_RESULT, EF_SEARCH_MAX, dense_ef_search
+
+    got = dense_ef_search(ef, limit)
+    assert got >= ef and (got == ef or got <= EF_SEARCH_MAX)
+    assert got >= min(EF_SEARCH_MAX, EF_PER_RESULT * limit)
+    assert dense_ef_search(ef, limit + 1) >= got
+
+
+def test_hnsw_search_with_a_raised_ef_search_returns_the_exact_list(pg_factory):
+    s = pg_factory(exact_below=0, ef_search=40)
+    write(s, [ck(f"m{i}#0", f"entry {i} on harbour light {i % 17}") for i in range(120)])
+    q = EMB.embed_queries(["harbour light 3"])[0]
+    got = s.dense_search(q, TODAY, 100)  # ef_search 400 for this query (SET LOCAL), the connection keeps 40
+    assert len(got) == 100  # exact_below=0: the HNSW plan
+    s.exact_below = 10_000
+    assert [i for i, _ in s.dense_search(q, TODAY, 100)] == [i for i, _ in got]
+    with s._conn() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "40"
+
+
 @pytest.mark.parametrize("term", ["it's", "back\\slash", "a'b\\'c", "中文", "کتاب‌ها", "naïve", "x|y", "(a)", "!:*"])
 def test_tsquery_quoting_matches_exact_lexemes(postgres_dsn, term):
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:

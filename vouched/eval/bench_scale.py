@@ -175,11 +175,17 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
                     index_bar = tqdm(total=total, desc=f"{backend} {size_label(n)} HNSW build", unit="vec", file=sys.stderr, leave=False)
                 index_bar.update(done - index_bar.n)
             store.on_index_progress = on_index
-        t0 = time.perf_counter()
+        server_cpu = getattr(store, "bench_server_cpu", None)  # the local PostgreSQL's CPU seconds so far, or None
+        s0 = server_cpu() if server_cpu else None
+        t0, c0 = time.perf_counter(), time.process_time()
         with store.new_version(embedding_model="synthetic-384", dim=DIM, note="bench scale", progress=bar.update) as w:
             for start in range(0, n, 10_000):
                 w.add(chunks[start : start + 10_000], vecs[start : start + 10_000])
         ingest_s = time.perf_counter() - t0
+        # CPU seconds: what the wall clock would be on idle cores, with nothing run in parallel
+        res["ingest_cpu_s"] = round(time.process_time() - c0, 2)
+        if s0 is not None:
+            res["server_cpu_s"] = round(server_cpu() - s0, 2)
         bar.close()
         if index_bar is not None:
             index_bar.close()
@@ -191,6 +197,10 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         res["ingest_s"] = round(ingest_s, 2)
         res["ingest_rate"] = round(n / ingest_s, 1)
         res["ann_build_s"] = round(ann_s, 2) if ann_s is not None else None
+        builds = (ann_s or 0.0) + (kw_s or 0.0)
+        # rows written per second with the index builds (reported above) left out
+        res["load_rate"] = round(n / (ingest_s - builds), 1) if ingest_s > builds else None
+        res["cpu_rate"] = round(n / (res["ingest_cpu_s"] + res.get("server_cpu_s", 0.0)), 1)  # chunks per CPU-second
         del chunks, vecs
         retr = HybridRetriever(store, None, RetrievalSettings(), languages=("en",))
         f = SearchFilters(as_of=AS_OF)
@@ -276,6 +286,9 @@ class _open_store:
         self._pg = local_postgres()
         pg = self._pg.__enter__()
         store = PostgresStore(pg.dsn, keep_versions=1)
+        from vouched.store.pgserver import server_cpu_seconds
+
+        store.bench_server_cpu = lambda: server_cpu_seconds(pg)  # type: ignore[attr-defined]
         self._stores = [store]
 
         def disk() -> int:
@@ -461,14 +474,15 @@ def bench_scale_command(sizes: list[int], backends: list[str], queries: int, out
     if as_json:
         print(json.dumps(report, indent=2))
     else:
-        t = Table("backend", "chunks", "ingest/s", "ANN build s", "kw index s", "1st query s", "p50 ms", "p95 ms", "dense p50",
+        t = Table("backend", "chunks", "ingest/s", "load/s", "/CPU-s", "ANN build s", "kw index s", "1st query s", "p50 ms", "p95 ms", "dense p50",
                   "kw p50", "recall@10", "graph r@10", "kw = FTS5@10", "top10 = exact", "disk MB", "peak RSS MB",
                   title=f"vouched bench scale ({queries} queries)")
         for r in results:
             if "error" in r:
-                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 13)
+                t.add_row(r["backend"], size_label(r["size"]), f"[red]{r['error']}[/]", *[""] * 15)
                 continue
-            t.add_row(r["backend"], size_label(r["size"]), f"{r['ingest_rate']:,.0f}", _fmt(r.get("ann_build_s")),
+            t.add_row(r["backend"], size_label(r["size"]), f"{r['ingest_rate']:,.0f}", _fmt(r.get("load_rate")),
+                      _fmt(r.get("cpu_rate")), _fmt(r.get("ann_build_s")),
                       _fmt(r.get("keyword_index_build_s")), _fmt(r["first_query_s"]), _fmt(r["p50_ms"]), _fmt(r["p95_ms"]),
                       _fmt(r["dense_p50_ms"]), _fmt(r["keyword_p50_ms"]), _fmt(r.get("recall_at_10")),
                       _fmt(r.get("graph_recall_at_10")), _fmt(r.get("keyword_agree_at_10")), _fmt(r.get("top10_agree_sqlite")),

@@ -46,6 +46,9 @@ ALTER TABLE corpus_versions ADD COLUMN impact BOOLEAN NOT NULL DEFAULT FALSE;
 DROP INDEX IF EXISTS chunks_tsv;
 ALTER TABLE chunks DROP COLUMN IF EXISTS tsv;
 """),
+    (3, "lexeme counts beside the lexemes", """
+ALTER TABLE chunks ADD COLUMN lexeme_tf INTEGER[];
+"""),
 )
 # Migration 2. `vec` SET STORAGE MAIN: a 384-d vector is 1.5 kB, and a chunk row with its text
 # passes the 2 kB TOAST threshold, so under the default (EXTERNAL) the vector went out of line
@@ -56,6 +59,10 @@ ALTER TABLE chunks DROP COLUMN IF EXISTS tsv;
 # says a version has it (older versions keep the query that joins chunks for dl). The tsvector
 # column and its GIN index go: keyword candidates come from `postings` (a row matches a term
 # exactly when it has a posting for it), so the GIN index only cost ingest time (~1/3 of COPY).
+# Migration 3. `lexeme_tf[i]` counts `lexemes[i]` (the chunk's distinct lexemes, sorted) in the
+# chunk, so the server derives a version's postings from its chunk rows (INSERT ... SELECT over
+# unnest) instead of the writer sending one COPY row a posting (~50 a chunk). Nullable: rows
+# written before have none and need none (their postings exist already).
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _LATIN_MARKS = range(0x300, 0x370)

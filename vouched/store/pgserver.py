@@ -154,3 +154,30 @@ def local_postgres(*, port: int | None = None, settings: tuple[str, ...] = _TEST
             subprocess.run([*_prefix(), str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
                            capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def server_cpu_seconds(pg: LocalPostgres) -> float | None:
+    """CPU seconds (user + system) used so far by this server's processes, exited children included; None off Linux.
+
+    The postmaster's pid is the first line of `postmaster.pid`; its backends and workers are its
+    children, and a child that exited is counted in the postmaster's cumulative times (fields
+    14-17 of /proc/<pid>/stat). For benchmarks: the server's share of an ingest, independent of
+    how loaded the machine is.
+    """
+    try:
+        master = int((pg.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+        tick = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry) == master or int(fields[1]) == master:
+            total += sum(int(x) for x in fields[11:15])
+    return total / tick

@@ -35,7 +35,9 @@ top-k SQLite gives): on SciFact (5,183 chunks, E5 vectors) HNSW at ef_search=100
 exact top-50 list for 40% of queries (recall@50 0.974), enough to move fused top-10s. Since
 ef_search defaults to 200: at 100k synthetic chunks its dense recall@50 against exact
 was 0.84 for 29 ms p50, against 0.79 / 24 ms at 100 and 0.90 / 56 ms at 400 (recall@10
-0.9975, 0.9975, 1.0; load ~15). Since migration 2 the vector stays in the heap row (STORAGE MAIN), so the exact scan reads the
+0.9975, 0.9975, 1.0; load ~15). A query of `limit` results raises it to 4 x limit (at most
+1000, `dense_ef_search`): the retriever fuses all 100 dense ranks, and the graph's recall at
+100 is what moved fused top-10s away from exact search. Since migration 2 the vector stays in the heap row (STORAGE MAIN), so the exact scan reads the
 table, not one TOAST lookup per row (10k rows: 2.5k instead of 61k buffers, 29 vs 143 ms).
 Each search is one statement reading the current version itself (one round trip; psycopg
 prepares a statement run five times on a connection).
@@ -54,10 +56,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
+from vouched.store import pg_copy
 from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
-from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
+from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, _fts_tokens_cached, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
 from vouched.text import analyze
 from vouched.types import Chunk, DocFreq, Hits, Record, SearchFilters
 
@@ -72,8 +75,18 @@ _CHUNK_COLS = (
 _COPY_COLS = (
     "rowid, version_id, chunk_id, doc_id, text, title, section, overlap, doc_version, page, position, source, url, lang, "
     "tenant, updated_at, effective_from, effective_to, supersedes, superseded_from, authority, draft, flags, terms, "
-    "lexemes, n_terms, vec"
+    "lexemes, n_terms, lexeme_tf, vec"
 )
+_ANALYZE_COLS = ("rowid, version_id, chunk_id, doc_id, lang, tenant, effective_from, effective_to, superseded_from, "
+                 "draft, authority")
+_ROW_HEAD = pg_copy.row_head(len(_COPY_COLS.split(",")))
+_DF_HEAD = pg_copy.row_head(3)
+_BLOCK_ROWS = 500  # chunk rows a COPY write carries (and a progress step)
+
+
+def _F8(x: float) -> str:
+    """A float8 literal of exactly this double (a bare 0.75 is numeric in SQL, and numeric arithmetic rounds otherwise)."""
+    return f"{float(x)!r}::float8"
 
 
 def _vec_text(v: np.ndarray) -> str:
@@ -87,6 +100,22 @@ def bm25_weight(tf: int, dl: int, avgdl: float) -> float:
 
 _CURRENT = "SELECT current_version FROM store_state"
 KEYWORD_CANDIDATES = 4  # keyword search first scores postings alone, keeps limit x this, then filters; doubles on a shortfall
+
+
+EF_PER_RESULT = 4  # the HNSW candidate list a dense query keeps: at least this many per result asked
+EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
+
+
+def dense_ef_search(ef_search: int, limit: int) -> int:
+    """hnsw.ef_search for a dense query of `limit` results: the configured floor, or EF_PER_RESULT x limit.
+
+    The retriever asks for 100 dense candidates and RRF reads all their ranks, so the graph's
+    recall at 100, not at 10, decides whether fused top-10s match exact search. With ef_search
+    = limit the walk returns about the first 100 it can reach: at 30k synthetic chunks
+    (benchmarks' corpus) dense recall@100 against exact was 0.73 at ef_search 200 and 0.87 at
+    400, and hybrid top-10 agreement with SQLite-exact 0.971 / 0.986 (docs/scale-out.md).
+    """
+    return max(int(ef_search), min(EF_SEARCH_MAX, EF_PER_RESULT * int(limit)))
 
 
 def _row_to_chunk(r: tuple) -> Chunk:
@@ -252,6 +281,15 @@ class PostgresStore:
         return vid
 
     def _write_version(self, w: VersionBuffer) -> CorpusVersion:
+        """Write a version in one transaction, moving `current` to it and dropping versions past `keep_versions`.
+
+        One pass over the chunks, streamed: each chunk is analysed, encoded in binary COPY format
+        (vouched.store.pg_copy) and sent in blocks, so the server parses and indexes one block
+        while this process analyses the next. Postings (one row per distinct term of a chunk) are
+        then derived by the server from the rows' `lexemes` / `lexeme_tf` arrays, with their BM25
+        weights, in (term, row) order; document frequencies go as one COPY; the HNSW graph is
+        built last, over the loaded rows, in memory (`maintenance_work_mem`).
+        """
         from psycopg.types.json import Jsonb
 
         chunks = w._chunks
@@ -264,14 +302,11 @@ class PostgresStore:
         has_vec = vectors.shape[1] > 0 if vectors.ndim == 2 else False
         dim = int(vectors.shape[1]) if has_vec else 0
         sup = superseded_from(chunks)
+        t_start = time.perf_counter()
         chash = corpus_hash(chunks, w._records)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        t_start = time.perf_counter()
-        terms = [analyze(c.embed_text, c.lang) for c in chunks]
-        lexemes = [[x for t in ts for x in fts_tokens(t)] for ts in terms]
-        df = Counter(t for ts in lexemes for t in set(ts))
-        total_terms = sum(map(len, lexemes))
-        avgdl = max(total_terms, 1) / max(len(chunks), 1)  # as keyword_search's v.avgdl
+        vec_fields = pg_copy.vector_fields(vectors) if has_vec else None
+        del vectors
         times: dict[str, float] = {"prepare_s": time.perf_counter() - t_start}
         with self._conn() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"vouched-write-{self.schema}",))
@@ -279,35 +314,70 @@ class PostgresStore:
             w.check_shrink(previous)
             vid = conn.execute(
                 "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms, impact) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,TRUE) RETURNING id",
-                (chash, created, w._note, w._model, dim, len(chunks), len(w._records), total_terms),
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,0,TRUE) RETURNING id",
+                (chash, created, w._note, w._model, dim, len(chunks), len(w._records)),
             ).fetchone()[0]
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
-            with conn.cursor().copy(f"COPY chunks ({_COPY_COLS}) FROM STDIN") as cp:
+            df: Counter = Counter()
+            total_terms, analyse_s = 0, 0.0
+            vid_f, null = pg_copy.int8(vid), pg_copy.NULL
+            text, day, int4 = pg_copy.text, pg_copy.day, pg_copy.int4
+            with conn.cursor().copy(f"COPY chunks ({_COPY_COLS}) FROM STDIN (FORMAT BINARY)") as cp:
+                cp.write(pg_copy.SIGNATURE)
+                block: list[bytes] = []
                 for i, c in enumerate(chunks):
-                    cp.write_row((
-                        rows[i], vid, c.id, c.doc_id, c.text, c.title, c.section, c.overlap, c.version, c.page, c.position,
-                        c.source, c.url, c.lang, c.tenant, c.updated_at, c.effective_from, c.effective_to, c.supersedes,
-                        sup.get((c.tenant, c.doc_id)), c.authority, c.draft, Jsonb(list(c.flags)), terms[i],
-                        sorted(set(lexemes[i])), len(lexemes[i]), _vec_text(vectors[i]) if has_vec else None,
-                    ))
-                    if w._progress and (i + 1) % 500 == 0:
-                        w._progress(500)
-            if w._progress and len(chunks) % 500:
-                w._progress(len(chunks) % 500)
+                    ta = time.perf_counter()
+                    terms = analyze(c.embed_text, c.lang)
+                    lex = Counter(x for t in terms for x in _fts_tokens_cached(t))
+                    analyse_s += time.perf_counter() - ta
+                    uniq = sorted(lex)
+                    df.update(uniq)
+                    n_lex = sum(lex.values())
+                    total_terms += n_lex
+                    block.append(b"".join((
+                        _ROW_HEAD, pg_copy.int8(rows[i]), vid_f, text(c.id), text(c.doc_id), text(c.text), text(c.title),
+                        text(c.section), text(c.overlap), text(c.version), int4(c.page), int4(c.position), text(c.source),
+                        text(c.url), text(c.lang), text(c.tenant), day(c.updated_at), day(c.effective_from),
+                        day(c.effective_to), text(c.supersedes), day(sup.get((c.tenant, c.doc_id))), int4(c.authority),
+                        pg_copy.boolean(c.draft), pg_copy.jsonb(list(c.flags)), pg_copy.text_array(terms),
+                        pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array([lex[t] for t in uniq]),
+                        vec_fields[i] if vec_fields is not None else null,
+                    )))
+                    if len(block) == _BLOCK_ROWS:
+                        cp.write(b"".join(block))
+                        block = []
+                        if w._progress:
+                            w._progress(_BLOCK_ROWS)
+                cp.write(b"".join(block) + pg_copy.TRAILER)
+            if w._progress and len(chunks) % _BLOCK_ROWS:
+                w._progress(len(chunks) % _BLOCK_ROWS)
+            del vec_fields
+            times["analyse_s"] = analyse_s  # inside copy_chunks_s: the text analysis, overlapped with the server's work
             times["copy_chunks_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
+            avgdl = max(total_terms, 1) / max(len(chunks), 1)  # as keyword_search's v.avgdl
+            conn.execute("UPDATE corpus_versions SET total_terms = %s WHERE id = %s", (total_terms, vid))
+            # the weight as bm25_weight computes it (same float8 operations in the same order);
             # in (term, row) order: one term's postings then sit on adjacent pages, and a keyword
             # query reads a few pages a term instead of one page a posting
-            postings = sorted((t, row, n, len(lex)) for row, lex in zip(rows, lexemes) for t, n in Counter(lex).items())
-            with conn.cursor().copy("COPY postings (version_id, term, chunk_row, tf, w) FROM STDIN") as cp:
-                for t, row, n, dl in postings:
-                    cp.write_row((vid, t, row, n, bm25_weight(n, dl, avgdl)))
-            del postings
-            with conn.cursor().copy("COPY term_df (version_id, term, df) FROM STDIN") as cp:
+            conn.execute(f"SET LOCAL work_mem = '{self.maintenance_work_mem}'")  # the sort in memory
+            conn.execute(
+                f"""INSERT INTO postings (version_id, term, chunk_row, tf, w)
+                    SELECT {int(vid)}, u.t, c.rowid, u.tf, u.tf * {_F8(BM25_K1 + 1)}
+                           / (u.tf + {_F8(BM25_K1)} * ({_F8(1 - BM25_B)} + {_F8(BM25_B)} * c.n_terms / {_F8(avgdl)}))
+                    FROM chunks c CROSS JOIN LATERAL unnest(c.lexemes, c.lexeme_tf) AS u(t, tf)
+                    WHERE c.version_id = {int(vid)}
+                    ORDER BY u.t COLLATE "C", c.rowid""")
+            with conn.cursor().copy("COPY term_df (version_id, term, df) FROM STDIN (FORMAT BINARY)") as cp:
+                cp.write(pg_copy.SIGNATURE)
+                out: list[bytes] = []
                 for t, n in df.items():
-                    cp.write_row((vid, t, n))
+                    out.append(b"".join((_DF_HEAD, vid_f, text(t), int4(n))))
+                    if len(out) == 4 * _BLOCK_ROWS:
+                        cp.write(b"".join(out))
+                        out = []
+                cp.write(b"".join(out) + pg_copy.TRAILER)
             times["copy_postings_s"] = time.perf_counter() - t0
             if has_vec:
                 t0 = time.perf_counter()
@@ -326,7 +396,9 @@ class PostgresStore:
         times["commit_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         with self._conn() as conn:  # fresh statistics, so the planner sees the new version's size
-            conn.execute("ANALYZE chunks")
+            # only the columns queries filter, join or order on: statistics of the texts, term
+            # arrays and vectors (a btree-comparable type: sorted for MCVs) feed no plan
+            conn.execute(f"ANALYZE chunks ({_ANALYZE_COLS})")
             conn.execute("ANALYZE term_df")
             conn.execute("ANALYZE postings")
         times["analyze_s"] = time.perf_counter() - t0
@@ -479,11 +551,12 @@ class PostgresStore:
                    f"WHERE c.version_id = {vid} AND c.vec IS NOT NULL{where} "
                    f"ORDER BY {col} <=> %s::vector({dim}), c.rowid LIMIT %s")
             qtext = _vec_text(q)
-            if limit <= self.ef_search:  # the connection's ef_search (see _configure) is enough
+            ef = dense_ef_search(self.ef_search, limit)
+            if ef == self.ef_search or n <= self.exact_below:  # the connection's ef_search (see _configure)
                 rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
             else:
                 with conn.transaction():
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
                     rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
         return Hits([(r[0], float(r[1])) for r in rows], plan)
 
