@@ -50,7 +50,7 @@ with local_postgres() as pg:
     with st.new_version(embedding_model="s", dim=DIM) as w:
         w.add(chunks, vecs)
     del chunks, vecs
-    print("pg built", st.last_write_times, flush=True)
+    print("pg built", w.build_times, flush=True)
     R = lambda s: HybridRetriever(s, None, RetrievalSettings(), languages=("en",))
     ra, rp, rx = R(ann), R(st), R(exact)
     runs = {"sqlite-ann": (ra, None), "pg-ef200": (rp, 2), "pg-ef400": (rp, 4)}
@@ -64,7 +64,7 @@ with local_postgres() as pg:
             t = time.perf_counter()
             res = r.search(q, filters=f, query_vector=v, query_lang="en")
             lat[k].append((time.perf_counter() - t) * 1000)
-            dense[k].append(r.last_times.dense_ms); kw[k].append(r.last_times.keyword_ms)
+            dense[k].append(res.times.dense_ms); kw[k].append(res.times.keyword_ms)
             tops[k].append([x.chunk.id for x in res.passages[:10]])
         ref.append([x.chunk.id for x in rx.search(q, filters=f, query_vector=v, query_lang="en").passages[:10]])
     for k in runs:
