@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
-import pytest
 
 from vouched.eval.autocal import corpus_probes, offtopic_set, probe_from_chunk, sample_chunks
 from vouched.text import LANGS

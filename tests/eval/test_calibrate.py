@@ -16,7 +16,7 @@ from vouched.config import load_config
 from vouched.errors import CalibrationError, VouchedError, exit_code
 from vouched.engine import Engine
 from vouched.eval.calibrate import (
-    CalibrationCase, CalibrationError, calibrate, calibrate_command, calibration_cases, rewrite_threshold, write_threshold,
+    CalibrationCase, calibrate, calibrate_command, calibration_cases, rewrite_threshold, write_threshold,
 )
 from vouched.eval.golden import load_golden
 

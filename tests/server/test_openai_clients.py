@@ -8,7 +8,6 @@ API key (`server.auth`): the SDK always sends one, and an unknown key is a 401."
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 openai = pytest.importorskip("openai")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Literal, Sequence
