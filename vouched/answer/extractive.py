@@ -304,6 +304,26 @@ def _container(s: ScoredUnit, scored: Sequence[ScoredUnit]) -> ScoredUnit:
     return best
 
 
+# The answer's unit must support the question (sentence_support); chosen on SQuAD 2.0 dev
+# (docs/coverage.md, "The answer's sentence").
+SUPPORT_CHECK = True
+
+
+def supports(question: str, unit: Unit, lang: str | None, anchors: Sequence[str],
+             languages: dict[int, str] | None = None) -> bool:
+    """Does ``unit`` say what ``question`` asks (``coverage.sentence_support``)? A unit from a source
+    in another language is checked only for its numbers and codes with digits, which read alike
+    in every script: its words cannot match the question's."""
+    from vouched.answer.coverage import sentence_support
+
+    cross = languages is not None and lang is not None and languages.get(unit.source, lang) != lang
+    if cross:
+        alike = [a for a in anchors if re.search(r"[0-9]", a)]
+        return all(anchor_found(a, f"{unit.context} {unit.text}", None) for a in alike)
+    return sentence_support(question, unit.text, unit.context, lang, anchors,
+                            found=lambda a, t: anchor_found(a, t, lang)).passed
+
+
 def _released_whole(unit: Unit, gate_sources: dict[int, str], lang: str | None) -> bool:
     """Would the pipeline's gate release every part of this unit, each as one sentence?"""
     from vouched.guard.gate import SentenceGate
@@ -368,6 +388,10 @@ class ExtractiveGenerator:
         if any(s.anchors for s in scored):
             # Some unit is about what was asked: never answer with one that is about none of it.
             scored = [s for s in scored if s.anchors]
+        if SUPPORT_CHECK:
+            # The unit quoted must itself say what was asked: every anchor, the question's
+            # negation, not the opposite of an asked word (vouched.answer.coverage.sentence_support).
+            scored = [s for s in scored if supports(question, s.unit, lang, anchors, languages)]
         gate_sources = {s.number: s.text for s in sources}
         ranked = sorted(scored, key=lambda s: -s.score)
         usable = []
