@@ -130,3 +130,35 @@ def test_the_generator_refuses_when_no_unit_supports_the_question():
     out = gen.plan("How much grain did Mendel ship to the ports in 1974?", src, "en")
     assert out != [NO_ANSWER] and "forty tonnes" in out[0]
     assert gen.plan("Which harbour was not dredged?", src, "en") == [NO_ANSWER]
+
+
+def _src(number, cid, text, doc="d1"):
+    return PromptSource(number=number, id=cid, doc_id=doc, title="Archive work", section="", date=None, url=None,
+                        text=text)
+
+
+def test_a_name_the_document_introduced_earlier_counts():
+    # The unit goes on about the archive the document named in an earlier chunk; a number must be its own.
+    intro = _src(2, "d1#0", "The Orvel Archive had scanned nine thousand pages of letters.")
+    later = _src(1, "d1#2", "Correcting every page of the collection took about 30 hours on one laptop.")
+    gen = ExtractiveGenerator(None)
+    out = gen.plan("How long did correcting the Orvel Archive collection take?", [later, intro], "en")
+    assert any("30 hours" in s for s in out)
+    # the same chunk from another document: the name is not introduced there
+    other = _src(2, "d2#0", "The Orvel Archive had scanned nine thousand pages of letters.", doc="d2")
+    assert gen.plan("How long did correcting the Orvel Archive collection take?", [later, other], "en") == [NO_ANSWER] \
+        or all("30 hours" not in s for s in gen.plan("How long did correcting the Orvel Archive collection take?",
+                                                      [later, other], "en"))
+
+
+def test_a_joined_follow_up_is_supported_by_its_own_sentence():
+    u = Unit(source=1, position=1, kind="sentence", parts=((1, "A SEV2 is answered within 1 hour."),), context="")
+    q = "How quickly must the on-call engineer respond to a SEV1? And for a SEV2?"
+    assert supports(q, u, "en", ["SEV1", "SEV2"])
+    assert not supports("How quickly must the on-call engineer respond to a SEV1?", u, "en", ["SEV1"])
+
+
+def test_a_number_joined_to_a_unit_word_describes_and_need_not_be_repeated():
+    u = Unit(source=1, position=1, kind="sentence", parts=((1, "On-call rotates weekly between two teams."),), context="")
+    assert supports("Is on-call moving to 12-hour shifts?", u, "en", ["12-hour"])
+    assert not supports("Is on-call moving to shift 12?", u, "en", ["12"])

@@ -265,7 +265,8 @@ class SentenceSupport:
 def sentence_support(question: str, text: str, context: str, lang: str | None, anchors: Sequence[str],
                      found=None) -> SentenceSupport:
     """Does ``text`` (with ``context``: its heading and title) hold every anchor of the question,
-    and neither leave out a negation the question makes nor state the opposite of a word it asks?
+    and neither leave out a negation the question makes (the heading may make it) nor state the
+    opposite of a word it asks?
     ``found(anchor, text)``: how an anchor is matched (default: its plain words, in order, or
     their analysed terms). Pure."""
     whole = f"{context} {text}" if context else text
@@ -277,5 +278,5 @@ def sentence_support(question: str, text: str, context: str, lang: str | None, a
             return bool(ws) and ((" " + " ".join(ws) + " ") in keys.joined or set(analyze(a, lang)) <= keys.terms
                                  and bool(analyze(a, lang)))
     missing = tuple(a for a in anchors if not found(a, whole))
-    negation = negates(question, lang) and not negates(text, lang)
+    negation = negates(question, lang) and not negates(whole, lang)  # "## If nobody is home" heads its answer
     return SentenceSupport(missing, negation, opposite_asked(question, text, lang))
