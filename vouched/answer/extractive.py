@@ -431,19 +431,19 @@ class ExtractiveGenerator:
         if any(s.anchors for s in scored):
             # Some unit is about what was asked: never answer with one that is about none of it.
             scored = [s for s in scored if s.anchors]
-        if SUPPORT_CHECK:
-            # The unit quoted must itself say what was asked: every anchor, the question's
-            # negation, not the opposite of an asked word (vouched.answer.coverage.sentence_support).
-            by_number = {s.number: s for s in sources}
-            scored = [s for s in scored if supports(question, s.unit, lang, anchors, languages,
-                                                    before=_before(sources, by_number.get(s.unit.source), s.unit),
-                                                    exclude=self.exclude)]
         gate_sources = {s.number: s.text for s in sources}
         ranked = sorted(scored, key=lambda s: -s.score)
         usable = []
+        by_number = {s.number: s for s in sources}
         for s in ranked:
             if len(usable) >= self.max_sentences + 4:
                 break
+            # The unit quoted must itself say what was asked: every anchor, the question's
+            # negation, not the opposite of an asked word (vouched.answer.coverage.sentence_support).
+            if SUPPORT_CHECK and not supports(question, s.unit, lang, anchors, languages,
+                                              before=_before(sources, by_number.get(s.unit.source), s.unit),
+                                              exclude=self.exclude):
+                continue
             if _released_whole(s.unit, gate_sources, lang):
                 usable.append(s)
         picked = choose(usable, self.max_sentences, floor=self.floor)
