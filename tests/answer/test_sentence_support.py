@@ -162,3 +162,15 @@ def test_a_number_joined_to_a_unit_word_describes_and_need_not_be_repeated():
     u = Unit(source=1, position=1, kind="sentence", parts=((1, "On-call rotates weekly between two teams."),), context="")
     assert supports("Is on-call moving to 12-hour shifts?", u, "en", ["12-hour"])
     assert not supports("Is on-call moving to shift 12?", u, "en", ["12"])
+
+
+def test_a_unit_holding_too_little_of_the_question_is_not_quoted(monkeypatch):
+    import vouched.answer.extractive as ex
+
+    src = [_src(1, "d1#0", "The harbour office opens at dawn every weekday. Grain barges unload at the north pier.")]
+    q = "Which pier do the grain barges unload at?"
+    monkeypatch.setattr(ex, "MIN_KEYWORD", 0.5)
+    assert "north pier" in ExtractiveGenerator(None).plan(q, src, "en")[0]
+    assert ExtractiveGenerator(None).plan("What do the ferry crews do at the harbour office on weekday mornings?", src, "en") == [NO_ANSWER]
+    monkeypatch.setattr(ex, "MIN_KEYWORD", 0.0)
+    assert ExtractiveGenerator(None).plan("What do the ferry crews do at the harbour office on weekday mornings?", src, "en") != [NO_ANSWER]

@@ -307,6 +307,13 @@ def _container(s: ScoredUnit, scored: Sequence[ScoredUnit]) -> ScoredUnit:
 # The answer's unit must support the question (sentence_support); chosen on SQuAD 2.0 dev
 # (docs/coverage.md, "The answer's sentence").
 SUPPORT_CHECK = True
+# The least rarity-weighted share of the question's words a unit in the reader's language must
+# hold (ScoredUnit.keyword); 0 = no such floor.
+MIN_KEYWORD = 0.0
+
+
+def _cross(unit: Unit, lang: str | None, languages: dict[int, str] | None) -> bool:
+    return languages is not None and lang is not None and languages.get(unit.source, lang) != lang
 
 
 # A number joined to a unit word ("12-hour", "5-minute") describes rather than identifies (as
@@ -440,6 +447,8 @@ class ExtractiveGenerator:
                 break
             # The unit quoted must itself say what was asked: every anchor, the question's
             # negation, not the opposite of an asked word (vouched.answer.coverage.sentence_support).
+            if SUPPORT_CHECK and s.keyword < MIN_KEYWORD and not _cross(s.unit, lang, languages):
+                continue
             if SUPPORT_CHECK and not supports(question, s.unit, lang, anchors, languages,
                                               before=_before(sources, by_number.get(s.unit.source), s.unit),
                                               exclude=self.exclude):
