@@ -119,3 +119,11 @@ def test_plain_form_of_a_duration():
     assert plain_form("La restauración debe hacerse en un plazo de 30 minutos.", "duration")
     assert not plain_form("After 30 minutes the alert escalates.", "duration")
     assert not plain_form("Restore within 30 minutes of the alert.", "quantity")
+
+
+def test_a_number_inside_an_address_is_no_figure():
+    from vouched.answer.answer_type import satisfies
+
+    assert not satisfies("Slides: https://example.org/talks/2025-euroir-slides.pdf.", "date")
+    assert not satisfies("Write to ops2024@example.org for the rota.", "quantity")
+    assert satisfies("EuroIR Industry Day, Porto · 15 May 2025 (slides at https://example.org/s.pdf)", "date")

@@ -206,3 +206,38 @@ def test_ordinal_unreadable_is_none(packs, question, answer):
 def test_list_items_strip_markup():
     assert list_items("1) **Alpha** [1]\n2) Beta — a tool [2, 3].") == ("Alpha", "Beta — a tool")
     assert list_items("• one\n• two") == ("one", "two")
+
+
+# An imperative that asks to explain or describe an item is an ordinal follow-up too, in every
+# language with ordinals ("Explain the fourth one." was read as a new question).
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Explain the second one.", "Persian OCR tool"),
+        ("Please describe the third one", "Counting"),
+        ("Walk me through the first one", "Tessera Search"),
+        ("Explícame el segundo.", "Persian OCR tool"),
+        ("Háblame del tercero", "Counting"),
+        ("Explique o segundo.", "Persian OCR tool"),
+        ("Explique-moi le deuxième.", "Persian OCR tool"),
+        ("Erkläre mir den zweiten.", "Persian OCR tool"),
+        ("Объясни второй.", "Persian OCR tool"),
+        ("لطفا دومی رو توضیح بده", "Persian OCR tool"),
+        ("اشرح لي الثاني", "Persian OCR tool"),
+        ("दूसरा समझाइए", "Persian OCR tool"),
+        ("解释一下第二个", "Persian OCR tool"),
+    ],
+)
+def test_ordinal_after_an_imperative(packs, question, expected):
+    assert resolve_ordinal(question, NUMBERED, packs=packs) == expected
+
+
+@pytest.mark.parametrize("question", [
+    "Explain the fourth amendment of the constitution",
+    "Describe the first moon landing",
+    "Erkläre den ersten Weltkrieg",
+    "Explica la primera guerra mundial",
+    "解释一下第二次世界大战",
+])
+def test_an_imperative_about_something_else_is_no_ordinal(packs, question):
+    assert resolve_ordinal(question, NUMBERED, packs=packs) is None

@@ -99,13 +99,18 @@ def names_someone(sentence: str) -> bool:
     return any(caps[1:]) or (len(caps) > 1 and caps[0] and caps[1])
 
 
+# A number inside a web address or an e-mail address is part of a name, not a figure the
+# sentence states ("…/talks/2025-euroir-slides.pdf" answers no "when?").
+_ADDRESS = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+")
+
+
 def satisfies(sentence: str, kind: str | None) -> bool:
     """Can this sentence supply the value the question's type asks for?"""
     if kind is None:
         return True
     if kind == "person":
         return names_someone(sentence)
-    s = normalize(sentence)
+    s = normalize(_ADDRESS.sub(" ", sentence))
     if not _NUMBER.search(s):
         return False
     if kind == "duration":
