@@ -306,6 +306,9 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
     ap.add_argument("--answerable", type=int, help="per example, a seeded sample of this many answerable questions (default all)")
     ap.add_argument("--unanswerable", type=int, help="per example, a seeded sample of this many unanswerable ones (default all)")
     ap.add_argument("--ids", help="comma-separated question ids to ask (instead of the samples)")
+    ap.add_argument("--shuffle", action="store_true",
+                    help="ask in a seeded random order, so a run stopped early is still a random sample "
+                         "(with --report the files are rewritten after every question)")
     ap.add_argument("--context-tokens", type=int, default=1200)
     ap.add_argument("--max-output-tokens", type=int, default=200)
     ap.add_argument("--labels", help="JSONL of your labels on sentences: {id, sentence, label: correct|unsupported}")
@@ -330,6 +333,8 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
             questions = [q for q in qs if q["id"] in want and q["example"] in examples]
         else:
             questions = pick(qs, examples, args.answerable, args.unanswerable)
+        if args.shuffle:
+            random.Random(SEED).shuffle(questions)
         assistants, texts = {}, {}
         for ex in examples:
             a = _assistant(str(Path(args.config_dir) / ex / "vouched.toml"), args.base_url or "http://127.0.0.1:9/v1",
@@ -343,7 +348,13 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
 
             texts[ex] = fetch
 
+        done: list[dict] = []
+
         def show(r: dict) -> None:
+            done.append(r)
+            if args.report:  # a run stopped early still leaves its report
+                write_report(Path(args.report), {"meta": {**meta, "model": args.model, "partial": f"{len(done)} of {len(questions)}"},
+                                                 "summary": summarise(done, labels), "rows": done, "labels": []})
             if args.json:
                 return
             held = next((x for x in r.get("sentences", []) if not x["ok"]), None)
