@@ -203,3 +203,10 @@ def test_scripted_run_writes_the_report(tmp_path):
     assert again["rows"] == report["rows"]
     if p1["outcome"] == "held":
         assert again["summary"]["all"]["labels"]["catches"] == 1
+
+
+def test_marker_only_replies_are_empty_answers_not_released_text():
+    rows = [_row("u9", False, "answered", [("[1]", True, None)]), _row("a9", True, "answered", [("[2] .", True, None)])]
+    s = summarise(rows)["all"]
+    assert s["sentences"]["released"] == 0 and s["unanswerable_refused"] == 1
+    assert s["empty_answers"] == ["u9", "a9"]

@@ -31,6 +31,7 @@ import collections
 import html
 import json
 import random
+import re
 import sys
 import time
 from importlib import resources
@@ -169,13 +170,23 @@ def _refusal_key(r: dict) -> str:
     return f"{r['layer'] or 'model'}:{r['category']}"
 
 
+_MARKERS = re.compile(r"\[\s*\d+(?:\s*[,،;\-–]\s*\d+)*\s*\]")
+
+
+def _has_text(sentence: str) -> bool:
+    """Whether a sentence holds anything besides source markers and punctuation."""
+    return any(ch.isalnum() for ch in _MARKERS.sub("", sentence))
+
+
 def summarise(rows: Sequence[dict], labels: dict[tuple[str, str], str] | None = None) -> dict[str, Any]:
     """The figures, per example and overall; labels turn holds into false holds and catches.
 
     A *correct sentence* is a released sentence not labelled unsupported, or a held sentence
     labelled correct. False-hold rate = held-and-correct / correct sentences. A question that
-    cannot be answered is *refused* when its outcome is a refusal, NO_ANSWER or a gate hold with
-    nothing released before it; any sentence released for it is counted (and must be labelled).
+    cannot be answered is *refused* when no sentence with text was released for it (a refusal,
+    NO_ANSWER, a hold at the first sentence, or markers only); any sentence released for it is
+    counted (and should be labelled). A released "sentence" of markers only is not counted as
+    released text; an answer made only of them is listed under ``empty_answers``.
     """
     labels = labels or {}
     out: dict[str, Any] = {}
@@ -187,7 +198,8 @@ def summarise(rows: Sequence[dict], labels: dict[tuple[str, str], str] | None = 
         una = [r for r in rs if not r["answerable"]]
         s: dict[str, Any] = {"questions": len(rs), "answerable": len(ans), "unanswerable": len(una),
                              "outcomes": dict(collections.Counter(r["outcome"] for r in rs))}
-        checked = [(r, x) for r in rs for x in r.get("sentences", [])]
+        # a "sentence" that is only markers ("[1]") is released as nothing: not counted as released text
+        checked = [(r, x) for r in rs for x in r.get("sentences", []) if not (x["ok"] and not _has_text(x["text"]))]
         released = [(r, x) for r, x in checked if x["ok"]]
         held = [(r, x) for r, x in checked if not x["ok"] and x["rule"] != "no_answer"]
         s["sentences"] = {"checked": len(checked), "released": len(released), "held": len(held),
@@ -211,8 +223,7 @@ def summarise(rows: Sequence[dict], labels: dict[tuple[str, str], str] | None = 
         refused_keys = collections.Counter(_refusal_key(r) for r in rs
                                            if r["outcome"] in ("refused", "held") or r.get("category") == "no_answer")
         s["refused_by"] = dict(refused_keys)
-        una_answered = [r for r in una if any(x["ok"] for x in r.get("sentences", []))
-                        or r["outcome"] in ("answered", "records", "partial", "truncated")]
+        una_answered = [r for r in una if any(x["ok"] and _has_text(x["text"]) for x in r.get("sentences", []))]
         s["unanswerable_refused"] = len(una) - len(una_answered)
         s["unanswerable_with_released_text"] = [r["id"] for r in una_answered]
         s["unanswerable_released_unsupported"] = len([1 for r, x in rel_bad if not r["answerable"]])
@@ -220,6 +231,8 @@ def summarise(rows: Sequence[dict], labels: dict[tuple[str, str], str] | None = 
         s["answerable_with_all_facts"] = len([r for r in ans if r.get("facts") and
                                               len(r.get("facts_found", [])) == len(r["facts"])])
         s["errors"] = len([r for r in rs if r["outcome"] == "error"])
+        # the model answered with markers only: the reader got an empty "answered" (no sentence released)
+        s["empty_answers"] = [r["id"] for r in rs if r["outcome"] == "answered" and not r.get("text", "").strip()]
         secs = [r["seconds"] for r in rs if r.get("usage")]
         s["seconds_per_model_call"] = round(sum(secs) / len(secs), 1) if secs else None
         out[ex] = s
