@@ -321,3 +321,16 @@ def test_gate_text_holds_title_and_section_not_date():
     assert check_sentence(sentence, {1: gate_text(s)}, "en").ok
     dated = check_sentence("The page was updated on 2024-10-01 [1].", {1: gate_text(s)}, "en")
     assert not dated.ok and dated.rule == "unsupported_value"
+
+
+@pytest.mark.parametrize("sentence,released", [
+    ("[conflict]", ""),
+    ("[current]", ""),
+    ("She advises Mar Azul [current] [1].", "She advises Mar Azul."),
+    ("She advises Mar Azul [1] [Current].", "She advises Mar Azul."),
+    ("Use `x[current]` here [1].", "Use `x[current]` here."),
+])
+def test_header_flags_echoed_by_a_model_are_not_released(sentence, released):
+    # seen with a real model: the whole answer was the source header's "[conflict]"
+    v = check_sentence(sentence, {1: "She advises Mar Azul. Use `x[current]` here."}, "en")
+    assert v.ok and v.released == released
