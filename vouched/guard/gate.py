@@ -180,6 +180,10 @@ def _markers(sentence: str, given: Mapping[int, object]) -> tuple[tuple[int, ...
     """(cited numbers, first out-of-range marker as written or None, stripped sentence)."""
     if "[" not in sentence:
         return (), None, sentence.strip()
+    if "]" in sentence and "`" not in sentence and _HEADER_FLAG.search(sentence):
+        sentence = _HEADER_FLAG.sub("", sentence)  # the prompt's "[current]" / "[conflict]" (see strip_markers)
+        if "[" not in sentence:
+            return (), None, sentence.strip()
     # [text, marker, text, marker, ..., text]: the matches of _MARKER.finditer, in one call.
     pieces = _MARKER_SPLIT.split(sentence)
     # Code (``r[0]``) or a code span is no citation: only a bracket glued to an ASCII word
@@ -267,11 +271,21 @@ def _span(part: str) -> tuple[int, int]:
     return int(lo), int(hi) if hi else int(lo)
 
 
+# The prompt's source-header flags (vouched.guard.prompt.render_source). A real model echoed them
+# as its whole answer ("[conflict]", "[current]"): they are prompt format, never text for the reader.
+_HEADER_FLAG = re.compile(r"[ \t\u00a0]*\[(?:current|conflict)\]", re.I)
+
+
 def strip_markers(sentence: str) -> str:
     """The sentence without its markers: "built it [1]." → "built it."; code such as
-    ``r[0]`` or a bracket inside a code span stays (see ``_is_code_index``)."""
+    ``r[0]`` or a bracket inside a code span stays (see ``_is_code_index``). The prompt's header
+    flags ``[current]`` and ``[conflict]`` go too (outside code spans)."""
     if "[" not in sentence:
         return sentence.strip()
+    if "]" in sentence and "`" not in sentence and _HEADER_FLAG.search(sentence):
+        sentence = _HEADER_FLAG.sub("", sentence)
+        if "[" not in sentence:
+            return sentence.strip()
     if "`" in sentence:
         pieces = _MARKER_SPLIT.split(sentence)
         pieces = _citations_only(pieces)

@@ -80,6 +80,20 @@ def render_source(s: PromptSource) -> str:
     return f"{head}\n<<<SOURCE {s.number}\n{s.text}\nSOURCE {s.number}>>>"
 
 
+def gate_text(s: PromptSource) -> str:
+    """The text the gate should check a sentence citing ``s`` against: what the model was shown
+    as that source's words — its title and section (the header ``render_source`` writes) and its text.
+
+    Measured with a real model (docs/real-models.md): a correct sentence naming "Tessera Health"
+    was held as an unsupported name because the name stood only in the source's title, which the
+    prompt shows and the passage text does not repeat. The header's date and flags are left out:
+    a page's update date is not a fact about what the page describes, so a sentence stating it
+    is still checked against the text alone.
+    """
+    head = "\n".join(x for x in (s.title, s.section) if x)
+    return f"{head}\n{s.text}" if head else s.text
+
+
 def fit_sources(sources: Sequence[PromptSource], budget_tokens: int) -> list[PromptSource]:
     """Keep sources in the given order while they fit the budget; renumber 1..n."""
     kept: list[PromptSource] = []

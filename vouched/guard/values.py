@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from vouched.text import normalize
+from vouched.text.numwords import spelled_numbers
 
 ValueKind = Literal["number", "url", "email"]
 
@@ -313,9 +314,16 @@ def value_spans(text: str) -> list[tuple[ValueKind, str, str]]:
 
 
 def source_values(text: str) -> frozenset[str]:
-    """Canonical forms of every value in a source; numbers count wherever they stand."""
+    """Canonical forms of every value in a source; numbers count wherever they stand.
+
+    A small cardinal written as a word ("four", "cuatro", "چهار") also counts as its digits
+    (``vouched.text.numwords``): the source states that number, so a sentence writing "4"
+    for it is supported. Only sources read words this way; in a sentence a number word is
+    not a value.
+    """
     found = {link[4] for link in _links(text)} if _linkish(text) else set()
     found.update(canonical_number(raw) for raw in _NUMBER_RE.findall(text))
+    found.update(spelled_numbers(text))
     return frozenset(found)
 
 
