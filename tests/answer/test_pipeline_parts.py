@@ -145,3 +145,29 @@ def test_claim_verification_policy(site_config, policy):
         assert ans.sentences and rules == ["verify_marked"]
         events = list(a.stream("Which database did the Tessera Health search run on?"))
         assert any(getattr(e, "unverified", False) for e in events)
+
+
+@pytest.mark.parametrize("reply, released", [("contradicted", False), ('{"verdict": "supported"}', True),
+                                             ("I think so", False)])
+def test_llm_verifier_backend_decides_in_answers(site_config, monkeypatch, reply, released):
+    """[guard.verify] backend = "llm": the second model's verdict (awaited, never blocking the
+    loop) is what holds or releases the sentence; a reply outside the closed schema holds."""
+    from tests.answer.test_pipeline import _scripted
+    from vouched.answer.generate import Generation
+    from vouched.guard.verify_llm import LLMVerifier
+
+    cfg = site_config.model_copy(update={"guard": site_config.guard.model_copy(update={
+        "verify": site_config.guard.verify.model_copy(update={
+            "enabled": True, "policy": "hold", "backend": "llm", "base_url": "http://127.0.0.1:9/v1",
+            "model": "checker"})})})
+    verifier_model = ScriptedProvider([reply], model="checker")
+    verifier = LLMVerifier(verifier_model)
+    monkeypatch.setattr(Generation, "llm_verifier", lambda self: verifier)
+    # a sentence the word model would pass: the cited source says it
+    a, _ = _scripted(cfg, ["The Tessera Health search ran on postgres [1]. "])
+    ans = a.ask("Which database did the Tessera Health search run on?")
+    assert verifier.stats.calls == 1
+    if released:
+        assert ans.outcome == "answered" and ans.sentences
+    else:
+        assert ans.outcome == "held" and ans.category == "verify" and not ans.sentences

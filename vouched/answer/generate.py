@@ -50,6 +50,15 @@ class Generation:
         self._provider = provider
         self.spend = spend
         self.cache = cache
+        self._llm_verifier = None  # [guard.verify] backend = "llm": built on the first claim it checks
+
+    def llm_verifier(self):
+        """The second-model verifier (guard.verify_llm.LLMVerifier), once per deployment."""
+        if self._llm_verifier is None:
+            from vouched.guard.verify_llm import make_verifier
+
+            self._llm_verifier = make_verifier(self.config.guard.verify).verifier
+        return self._llm_verifier
 
     @property
     def extractive(self) -> bool:
@@ -190,8 +199,13 @@ class Generation:
                         if v.ok and v.cited:
                             if embedder is None and g.verify.enabled and g.verify.use_embedder and v.released:
                                 embedder = self._embedder.get()
-                            v = final_verdict(v, [by_number[n] for n in v.cited if n in by_number], lang=lang,
-                                              pii=g.pii, verify=g.verify, embedder=embedder)
+                            cited_sources = [by_number[n] for n in v.cited if n in by_number]
+                            verification = None
+                            if g.verify.enabled and g.verify.backend == "llm" and v.released:
+                                verification = await self.llm_verifier().averify(
+                                    v.released, [s.text for s in cited_sources], lang)
+                            v = final_verdict(v, cited_sources, lang=lang, pii=g.pii, verify=g.verify,
+                                              embedder=embedder, verification=verification)
                         ev, stop = _release(trace, v, cited)
                         if ev is not None:
                             released += 1

@@ -21,12 +21,14 @@ if TYPE_CHECKING:  # the gate loads its tables on import: only when a sentence i
 
 
 def final_verdict(v: "GateVerdict", cited: Sequence["PromptSource"], *, lang: str, pii, verify,
-                  embedder=None) -> "GateVerdict":
+                  embedder=None, verification=None) -> "GateVerdict":
     """The verdict after the post-gate checks (``v`` itself when none applies).
 
     ``cited``: the prompt sources the sentence cites, in its order; ``pii``/``verify``: the
     config's ``guard.pii``/``guard.verify``; ``embedder``: for verification with
-    ``use_embedder`` (None: lexical only).
+    ``use_embedder`` (None: lexical only); ``verification``: the claim's verdict when the
+    caller already has it (``[guard.verify] backend = "llm"``: awaited by the caller, so that
+    the second model's call does not block the event loop) — then nothing is re-checked here.
     """
     from vouched.guard.injection import sole_flagged_evidence
     from vouched.guard.pii import is_public_source, pii_verdict
@@ -42,8 +44,8 @@ def final_verdict(v: "GateVerdict", cited: Sequence["PromptSource"], *, lang: st
     if verify.enabled and v.released:
         from vouched.guard.verify import verify_claim
 
-        check = verify_claim(v.released, [s.text for s in cited], embedder=embedder if verify.use_embedder else None,
-                             lang=lang)
+        check = verification if verification is not None else verify_claim(
+            v.released, [s.text for s in cited], embedder=embedder if verify.use_embedder else None, lang=lang)
         if check.verdict != "supported":
             value = f"{check.verdict}: {check.reason}"
             if verify.policy == "hold":
