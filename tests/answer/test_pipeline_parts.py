@@ -171,3 +171,15 @@ def test_llm_verifier_backend_decides_in_answers(site_config, monkeypatch, reply
         assert ans.outcome == "answered" and ans.sentences
     else:
         assert ans.outcome == "held" and ans.category == "verify" and not ans.sentences
+
+
+@pytest.mark.parametrize("chunks", [["[1]"], ["[1] ", "[2]."], [""], ["  \n"]])
+def test_an_answer_with_no_words_is_no_answer(site_config, chunks):
+    """A model that writes only source markers (or nothing) gives the no-evidence refusal,
+    never an empty "answered"; the trace keeps what it wrote."""
+    from tests.answer.test_pipeline import _scripted
+
+    a, _ = _scripted(site_config, chunks)
+    ans = a.ask("Which database did the Tessera Health search run on?")
+    assert ans.outcome == "refused" and ans.category == "no_answer" and not ans.sentences
+    assert ans.text.strip()  # the fixed no-evidence text

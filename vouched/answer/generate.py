@@ -241,6 +241,12 @@ class Generation:
             for e in outcomes.truncated(trace, self.text, lang, done_sources, usage_ev):
                 yield e
             return
+        if released == 0:
+            # nothing with words came through (a model that wrote only markers, "[1]", or nothing):
+            # that is no answer, not an empty "answered"; the trace keeps what it wrote
+            for e in outcomes.refuse(trace, self.text, None, "no_answer", lang, "refusal.no_evidence", usage=usage_ev):
+                yield e
+            return
         yield outcomes.done(trace, outcome, lang, done_sources, usage_ev)
 
 
@@ -253,7 +259,7 @@ def _release(trace: TraceRecord, v, cited: list[int]):
         for n in v.cited:
             if n not in cited:
                 cited.append(n)
-        if not v.released.strip():
+        if not any(ch.isalnum() for ch in v.released):  # nothing but markers, spaces, punctuation
             return None, None
         return SentenceEvent(text=v.released, sources=tuple(v.cited), unverified=v.rule == "verify_marked"), None
     if v.rule == "no_answer":
