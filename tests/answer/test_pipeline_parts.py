@@ -183,3 +183,32 @@ def test_an_answer_with_no_words_is_no_answer(site_config, chunks):
     ans = a.ask("Which database did the Tessera Health search run on?")
     assert ans.outcome == "refused" and ans.category == "no_answer" and not ans.sentences
     assert ans.text.strip()  # the fixed no-evidence text
+
+
+def test_the_gate_checks_what_the_model_was_shown(site_config, monkeypatch):
+    """Each source's title and section count as its words for the gate (guard.prompt.gate_text):
+    a name the prompt showed only in a source's header is not a foreign name."""
+    from tests.answer.test_pipeline import _scripted
+    from vouched.guard import gate as gate_mod
+
+    seen = {}
+    real = gate_mod.SentenceGate.__init__
+
+    def spy(self, sources, lang, **kw):
+        seen.update(sources)
+        real(self, sources, lang, **kw)
+
+    monkeypatch.setattr(gate_mod.SentenceGate, "__init__", spy)
+    a, provider = _scripted(site_config, ["The search ran on postgres [1]. "])
+    ans = a.ask("Which database did the Tessera Health search run on?")
+    assert ans.outcome == "answered" and len(seen) == len(ans.trace.source_ids)
+    prompt = "\n".join(m.content for m in provider.last_messages)
+    from vouched.engine import Engine
+
+    chunks = Engine(site_config).store.get_chunks(list(ans.trace.source_ids))
+    texts = [chunks[i].text for i in ans.trace.source_ids]
+    # the gate's words for each source: what the prompt showed before the text (a header it saw), then the text
+    for text, gate_words in zip(texts, seen.values()):
+        assert gate_words.endswith(text)
+        head = gate_words[: -len(text)].strip()
+        assert head and all(line in prompt for line in head.split("\n"))

@@ -23,7 +23,7 @@ from vouched.answer.extractive import ExtractiveGenerator, stream_of
 from vouched.answer.front import Previous
 from vouched.answer.outcomes import Texts, cited_source
 from vouched.answer.records import record_sentences, record_sources, select_records
-from vouched.guard.prompt import PromptSource, build_messages, fit_sources, source_budget
+from vouched.guard.prompt import PromptSource, build_messages, fit_sources, gate_text, source_budget
 from vouched.trace.record import TraceRecord
 from vouched.types import Passage
 
@@ -181,7 +181,7 @@ class Generation:
         # early_stop (a model's stream: prompt_bytes > 0): a value or name in none of the sources stops
         # the stream as soon as it is complete; sentences copied from the sources (extractive,
         # records) cannot hold one.
-        gate = SentenceGate({s.number: s.text for s in sources}, lang, allowed_names=self.subject_names,
+        gate = SentenceGate({s.number: gate_text(s) for s in sources}, lang, allowed_names=self.subject_names,
                             early_stop=prompt_bytes > 0)
         by_number = {s.number: s for s in sources}
         g = self.config.guard
