@@ -3,8 +3,8 @@
 Anonymous callers, wrong and revoked keys, and right keys asking for another tenant, on both
 endpoints, streaming and not, with tricky tenant strings: no passage, source, id or name of a
 tenant the caller is not granted may appear in any response, and every status is the one the
-grant decides. The count is VOUCHED_LEAK_REQUESTS (default 400 for CI; the issue's 10,000 was
-run by hand: VOUCHED_LEAK_REQUESTS=10000).
+grant decides. The count is VOUCHED_LEAK_REQUESTS: by default the issue's 10,000 under CI (CI set),
+400 elsewhere.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from vouched.config import load_config
 from vouched.engine import Engine
 from vouched.server.auth import ApiKey, hash_key, new_key, now_text, write_keys_file
 
-REQUESTS = int(os.environ.get("VOUCHED_LEAK_REQUESTS", "400"))
+REQUESTS = int(os.environ.get("VOUCHED_LEAK_REQUESTS", "10000" if os.environ.get("CI") else "400"))
 SEED = int(os.environ.get("VOUCHED_LEAK_SEED", "16"))
 
 TRICKY = [None, "harbor", "quarry", "vault-7", "Harbor", "HARBOR", "harbor ", " quarry", "quarry\n", "harbor,quarry",
