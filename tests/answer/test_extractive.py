@@ -62,6 +62,11 @@ def test_add_marker():
     assert add_marker("She built it.", 2) == "She built it [2]."
     assert add_marker("Run it as the service user:", 1) == "Run it as the service user [1]:"
     assert add_marker("no punctuation", 3) == "no punctuation [3]."
+    # a unit cut at a clause mark ends as a sentence: no "…؛ [1]." / "…; [1]."
+    assert add_marker("از 11.4% به 4.2% کاهش یافت؛", 1) == "از 11.4% به 4.2% کاهش یافت [1]."
+    assert add_marker("it fell to 4.2%; ", 2) == "it fell to 4.2% [2]."
+    assert add_marker("下降到 4.2%，", 5) == "下降到 4.2% [5]."
+    assert add_marker(";", 6) == "; [6]."  # nothing left: the text stays as it was
     block = "```\nx = 1. Y\n```"
     assert add_marker(block, 4) == block + " [4]"
 

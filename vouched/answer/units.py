@@ -23,6 +23,7 @@ MAX_BLOCK_CHARS = 1200
 MAX_ITEMS = 8
 MAX_LIST_CHARS = 1500
 _TRAILING_PUNCT = re.compile(r"([.!?。！？؟।:]+[\"'”’»)\]]*)\s*$")
+_CLAUSE_END = ";؛,،、；，"
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MARKERISH = re.compile(r"\[\s*\d+(?:\s*[,،;\-–]\s*\d+)*\s*\]")
 _BLANK = re.compile(r"\n[ \t\r]*\n")
@@ -64,7 +65,8 @@ def add_marker(sentence: str, number: int) -> str:
     m = _TRAILING_PUNCT.search(s)
     if m:
         return f"{s[: m.start()].rstrip()} [{number}]{m.group(1)}"
-    return f"{s} [{number}]."
+    # a unit cut after a clause mark ("…; ", Persian/Arabic "؛", "،") ends as a sentence, not "…؛ [1]."
+    return f"{s.rstrip(_CLAUSE_END).rstrip() or s} [{number}]."
 
 
 
