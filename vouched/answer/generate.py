@@ -55,9 +55,9 @@ class Generation:
     def llm_verifier(self):
         """The second-model verifier (guard.verify_llm.LLMVerifier), once per deployment."""
         if self._llm_verifier is None:
-            from vouched.guard.verify_llm import make_verifier
+            from vouched.guard.verify_llm import llm_verifier
 
-            self._llm_verifier = make_verifier(self.config.guard.verify).verifier
+            self._llm_verifier = llm_verifier(self.config.guard.verify)
         return self._llm_verifier
 
     @property

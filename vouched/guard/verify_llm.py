@@ -172,6 +172,17 @@ class LLMVerifier:
         return box["out"]
 
 
+def llm_verifier(settings, *, provider: Provider | None = None) -> LLMVerifier:
+    """The ``LLMVerifier`` ``[guard.verify]`` names: an OpenAI-compatible provider built from
+    ``base_url``, ``model``, ``api_key_env`` and ``timeout`` (``provider`` replaces it, for tests)."""
+    if provider is None:
+        from vouched.llm.openai_compat import OpenAICompatProvider
+
+        provider = OpenAICompatProvider(settings.base_url, settings.model, api_key_env=settings.api_key_env,
+                                        timeout=settings.timeout)
+    return LLMVerifier(provider, max_tokens=settings.max_tokens)
+
+
 def make_verifier(settings, embedder_factory: Callable[[], Any] | None = None, *,
                   provider: Provider | None = None) -> Callable[..., Verification]:
     """The claim checker ``[guard.verify]`` asks for: ``check(claim, passages, lang) -> Verification``.
@@ -182,12 +193,7 @@ def make_verifier(settings, embedder_factory: Callable[[], Any] | None = None, *
     replaces it, for tests).
     """
     if getattr(settings, "backend", "words") == "llm":
-        if provider is None:
-            from vouched.llm.openai_compat import OpenAICompatProvider
-
-            provider = OpenAICompatProvider(settings.base_url, settings.model, api_key_env=settings.api_key_env,
-                                            timeout=settings.timeout)
-        verifier = LLMVerifier(provider, max_tokens=settings.max_tokens)
+        verifier = llm_verifier(settings, provider=provider)
 
         def check_llm(claim: str, passages: Sequence[str], lang: str | None = None) -> Verification:
             return verifier.verify(claim, passages, lang)
