@@ -99,7 +99,7 @@ def cli_markdown() -> str:
     from vouched.cli import app
 
     root = typer.main.get_command(app)
-    lines = [_HEAD.format(what="the commands' --help (vouched/cli.py)"), "# The `vouched` command line", ""]
+    lines = [_HEAD.format(what="the commands' --help (vouched/cli/)"), "# The `vouched` command line", ""]
     lines += [inspect.cleandoc(root.help or ""), ""]
     lines += ["Exit codes, for every command (vouched.errors.EXIT_CODES): 0 done; 1 the answer is \"no\" "
               "(a target missed, a case escaped, no such trace); 2 what was given cannot be used (command line, "
