@@ -18,10 +18,15 @@ import sys
 
 import typer
 
-from vouched.cli import cmd_answer, cmd_bench, cmd_corpus, cmd_quality
+from vouched.cli.cmd_answer import ask, feedback, serve, show_config, trace_, traces
+from vouched.cli.cmd_bench import (
+    bench_abstention, bench_fabricated, bench_load, bench_retrieval, bench_run, bench_scale, bench_verify, packs_check,
+)
+from vouched.cli.cmd_corpus import _ingest_with_progress, ingest, rollback, search, versions  # noqa: F401  (re-exported)
+from vouched.cli.cmd_quality import calibrate, check, eval_golden, init
 from vouched.cli.common import ConfigOpt, _config_path, _engine, _exit_with, _fail, _parse_date, err, out  # noqa: F401  (re-exported)
-from vouched.server.keys_cli import keys_app  # `vouched keys create/list/revoke`
 from vouched.errors import EXIT_CODES, ConfigError, StoreError, VouchedError, exit_code  # noqa: F401  (EXIT_CODES: the one table, re-exported)
+from vouched.server.keys_cli import keys_app  # `vouched keys create/list/revoke`
 
 app = typer.Typer(
     help=(
@@ -41,23 +46,21 @@ app.add_typer(keys_app, name="keys")
 
 # every command, in the order `vouched --help` lists it
 for _name, _fn in (
-    ("ingest", cmd_corpus.ingest), ("search", cmd_corpus.search), ("ask", cmd_answer.ask), ("serve", cmd_answer.serve),
-    ("eval", cmd_quality.eval_golden), ("init", cmd_quality.init), ("calibrate", cmd_quality.calibrate),
-    ("check", cmd_quality.check), ("trace", cmd_answer.trace_), ("traces", cmd_answer.traces),
-    ("feedback", cmd_answer.feedback), ("versions", cmd_corpus.versions), ("rollback", cmd_corpus.rollback),
-    ("config", cmd_answer.show_config),
+    ("ingest", ingest), ("search", search), ("ask", ask), ("serve", serve), ("eval", eval_golden), ("init", init),
+    ("calibrate", calibrate), ("check", check), ("trace", trace_), ("traces", traces), ("feedback", feedback),
+    ("versions", versions), ("rollback", rollback), ("config", show_config),
 ):
     app.command(_name)(_fn)
 for _name, _fn in (
-    ("run", cmd_bench.bench_run), ("retrieval", cmd_bench.bench_retrieval), ("verify", cmd_bench.bench_verify),
-    ("abstention", cmd_bench.bench_abstention), ("fabricated", cmd_bench.bench_fabricated),
-    ("load", cmd_bench.bench_load), ("scale", cmd_bench.bench_scale),
+    ("run", bench_run), ("retrieval", bench_retrieval), ("verify", bench_verify), ("abstention", bench_abstention),
+    ("fabricated", bench_fabricated), ("load", bench_load), ("scale", bench_scale),
 ):
     bench_app.command(_name)(_fn)
+del _name, _fn
 
 packs_app = typer.Typer(help="L1 pattern packs: check patterns against the example texts kept beside them.", no_args_is_help=True)
 app.add_typer(packs_app, name="packs")
-packs_app.command("check")(cmd_bench.packs_check)
+packs_app.command("check")(packs_check)
 
 
 def main() -> None:
