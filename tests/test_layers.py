@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "vouched"
 
-# floor -> rooms. A room is a subpackage (vouched/answer/) or a top-level module (vouched/config.py);
+# floor -> rooms. A room is a subpackage (vouched/answer/) or a top-level module (vouched/engine.py);
 # "vouched" is the package's own __init__.
 FLOORS: dict[int, tuple[str, ...]] = {
     0: ("errors", "types"),

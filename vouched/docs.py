@@ -122,7 +122,7 @@ def cli_markdown() -> str:
 # -- the configuration -----------------------------------------------------------------------------
 def _type_name(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
-    text = text or str(annotation).replace("typing.", "").replace("pathlib.", "").replace("vouched.config.", "")
+    text = text or str(annotation).replace("typing.", "").replace("pathlib.", "").replace("vouched.config.serving.", "").replace("vouched.config.", "")
     return _cell(text.replace("NoneType", "None"))
 
 
@@ -176,7 +176,7 @@ def config_markdown() -> str:
 
     from vouched import config as cfg
 
-    lines = [_HEAD.format(what="the config schema (vouched/config.py)"), "# `vouched.toml`", ""]
+    lines = [_HEAD.format(what="the config schema (vouched/config/)"), "# `vouched.toml`", ""]
     lines += [inspect.cleandoc(cfg.__doc__ or ""), "",
               "`vouched config` prints the effective configuration, `vouched config --schema` its JSON schema.", ""]
     top: list[str] = []
