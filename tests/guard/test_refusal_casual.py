@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from vouched.guard.packs import comparable, load_packs
 from vouched.guard.packs._casual import casual_form, casual_table
-from vouched.guard.refusal import _search, _langs, match_refusal
+from vouched.guard.refusal import _langs, _search, match_refusal
 
 NAMES = ("Mara Quint", "Mara", "Quint")
 
@@ -26,7 +26,10 @@ def test_the_table_is_whole_tokens_in_comparable_form():
         assert expansion == comparable(expansion)
 
 
-@pytest.mark.parametrize("text", ["what is her latest paper about?", "u-net", "don't", "r&d budget", "ура", "هرو"])
+@pytest.mark.parametrize(
+    "text",
+    ["what is her latest paper about?", "u-net", "don't", "r&d budget", "ура", "هرو"],
+)
 def test_no_casual_token_no_extra_form(text):
     assert casual_form(comparable(text)) is None
 
@@ -69,7 +72,20 @@ def test_casual_benign_questions_pass(packs, question):
     assert match_refusal(question, packs, subject_names=NAMES) is None
 
 
-_WORDS = list(casual_table()) + ["her", "rates", "she", "the", "paper", "what", "is", "of", "live", "mara", "q", "x"]
+_WORDS = list(casual_table()) + [
+    "her",
+    "rates",
+    "she",
+    "the",
+    "paper",
+    "what",
+    "is",
+    "of",
+    "live",
+    "mara",
+    "q",
+    "x",
+]
 
 
 @settings(max_examples=200, deadline=None)
@@ -82,6 +98,8 @@ def test_the_fold_only_adds_refusals(packs, words):
     if as_written is not None:
         assert hit == as_written  # the question as written always wins
     elif casual_form(text) is None:
-        assert hit is None  # no casual token: nothing but the text as written is matched
+        assert (
+            hit is None
+        )  # no casual token: nothing but the text as written is matched
     else:
         assert hit == _search(casual_form(text), packs, run)

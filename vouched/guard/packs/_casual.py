@@ -25,7 +25,9 @@ _MARK = "[\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963]"
 @lru_cache(maxsize=1)
 def casual_table() -> dict[str, str]:
     """token → expansion, both in comparable form (later rows win)."""
-    raw = resources.files("vouched.guard.packs").joinpath("casual.tsv").read_text("utf-8")
+    raw = (
+        resources.files("vouched.guard.packs").joinpath("casual.tsv").read_text("utf-8")
+    )
     table: dict[str, str] = {}
     for line in raw.splitlines():
         if not line.strip() or line.startswith("#"):
@@ -43,7 +45,15 @@ def _regex() -> re.Pattern[str]:
     tokens = sorted(casual_table(), key=len, reverse=True)
     # Whole tokens: no letter, digit, Devanagari sign, apostrophe or hyphen on either side
     # ("u-net", "don't", "r&d" are left alone).
-    return re.compile(r"(?<![\w'\-&])(?<!" + _MARK + r")(?:" + "|".join(map(re.escape, tokens)) + r")(?![\w'\-&])(?!" + _MARK + r")")
+    return re.compile(
+        r"(?<![\w'\-&])(?<!"
+        + _MARK
+        + r")(?:"
+        + "|".join(map(re.escape, tokens))
+        + r")(?![\w'\-&])(?!"
+        + _MARK
+        + r")"
+    )
 
 
 def casual_form(text: str) -> str | None:
