@@ -1,6 +1,6 @@
 """L1 paraphrase benchmark: recall per category x language and benign refusals (issue 15.3).
 
-    .venv/bin/python benchmarks/l1_paraphrase.py [--split dev|holdout|holdout2|all] [--summary] [--set FILE] [--json]
+    .venv/bin/python benchmarks/l1_paraphrase.py [--split dev|holdout|holdout2|holdout3|all] [--summary] [--set FILE] [--json]
 
 Exits 1 when a target is missed (see vouched.eval.l1_paraphrase).
 """

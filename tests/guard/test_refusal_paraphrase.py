@@ -1,5 +1,5 @@
 """Issue 15.3: the L1 paraphrase development set meets its targets (the holdout rows are
-reported by benchmarks/l1_paraphrase.py --split holdout|holdout2, not asserted)."""
+reported by benchmarks/l1_paraphrase.py --split holdout|holdout2|holdout3, not asserted)."""
 
 from __future__ import annotations
 
@@ -36,3 +36,13 @@ def test_no_row_is_in_two_splits_and_holdout2_is_there():
     assert not [t for t, splits in by_text.items() if len(splits) > 1]
     h2 = [r for r in rows if r.split == "holdout2"]
     assert len(h2) >= 150 and len({r.lang for r in h2}) == 10
+
+
+def test_holdout3_is_there_with_its_promised_size():
+    rows = [r for r in load_set() if r.split == "holdout3"]
+    cells = Counter((r.lang, r.category) for r in rows if r.category != "benign")
+    assert len({lang for lang, _ in cells}) == 10
+    for (lang, cat), n in cells.items():
+        assert n >= (12 if lang in CORE else 5), (lang, cat, n)
+    assert len({c for _, c in cells}) == 6
+    assert sum(1 for r in rows if r.category == "benign") >= 40

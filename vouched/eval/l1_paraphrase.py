@@ -1,6 +1,6 @@
 """L1 paraphrase recall per category and language, and benign refusals (issue 15.3).
 
-    python benchmarks/l1_paraphrase.py [--split dev|holdout|holdout2|all] [--summary] [--set FILE] [--json]
+    python benchmarks/l1_paraphrase.py [--split dev|holdout|holdout2|holdout3|all] [--summary] [--set FILE] [--json]
 
 The set (``vouched/eval/sets/l1_paraphrase.tsv``, tab-separated: lang, category, split,
 text) holds questions L1 must refuse, worded away from the obvious keywords, in six
@@ -143,13 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("dev", "holdout", "holdout2", "all"), default="dev",
-                    help="holdout2: a second holdout, written blind in the next round (see the set's header)")
+    ap.add_argument("--split", choices=("dev", "holdout", "holdout2", "holdout3", "all"), default="dev",
+                    help="holdout2, holdout3: later holdouts, each written blind before its round (see the set's header)")
     ap.add_argument("--summary", action="store_true", help="the table and counts only, no rows (to score a holdout blind)")
     ap.add_argument("--set", type=Path, default=None, help="another set in the same TSV format")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    splits = ("dev", "holdout", "holdout2") if args.split == "all" else (args.split,)
+    splits = ("dev", "holdout", "holdout2", "holdout3") if args.split == "all" else (args.split,)
     rep = run(load_set(args.set), splits=splits)
     if args.summary:
         text = render(rep)

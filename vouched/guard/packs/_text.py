@@ -76,9 +76,35 @@ def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
     alts = []
     for f in forms:
         head = "" if is_han(f[0]) else r"(?<!\w)"
+        if _ARABIC.match(f):
+            head += _PROCLITIC  # و ب ل ک ف glued before the name: «بمارا», «ومارا»
         tail = "" if is_han(f[-1]) else r"(?:'s|s'(?=\s|$)|')?(?!\w)"
-        alts.append(f"{head}{re.escape(f)}{tail}")
+        alts.append(f"{head}{_inflected(f)}{tail}")
     return re.compile("|".join(alts))
+
+
+# Per-language morphology of the name itself (issue 15, round 3). Russian declines names:
+# "Мара" is "Мары", "Маре", "Мару", "Марой" in other cases, "Квинт" may take "-а/-у/-ом/-е".
+# Arabic and Persian glue one-letter proclitics to the next word. Only the name's own
+# last letters are varied, so "Мара" never matches "Марат" (the tail still needs no letter).
+_ARABIC = re.compile("[\u0600-\u06ff]")
+_PROCLITIC = "(?:[\u0648\u0628\u0644\u06a9\u0643\u0641]|\u0648\u0628|\u0648\u0644)?"
+_CYR_A = re.compile("[\u0430-\u044f]+\u0430$")  # ends in -а
+_CYR_YA = re.compile("[\u0430-\u044f]+\u044f$")  # ends in -я
+_CYR_CONS = re.compile("[\u0430-\u044f]*[\u0431-\u0434\u0436\u0437\u043a-\u043d\u043f-\u0442\u0444-\u0449]$")
+
+
+def _inflected(form: str) -> str:
+    """The name as a regex, with the case endings its last word may take (Cyrillic only)."""
+    last = form.rsplit(" ", 1)[-1]
+    stem = re.escape(form[: len(form) - len(last)])
+    if _CYR_A.match(last):
+        return stem + re.escape(last[:-1]) + "(?:а|ы|е|у|ои|ою|и)"
+    if _CYR_YA.match(last):
+        return stem + re.escape(last[:-1]) + "(?:я|и|е|ю|еи|ею)"
+    if _CYR_CONS.match(last):
+        return stem + re.escape(last) + "(?:а|у|ом|е|ым|ои)?"
+    return re.escape(form)
 
 
 def subject_texts(question: str, subject_names: Sequence[str] = ()) -> tuple[str, ...]:
