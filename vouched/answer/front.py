@@ -66,6 +66,7 @@ class Question:
     followup: str | None  # why it reads as a follow-up of `previous` (answer.followup), "ordinal", or None
     runs: tuple[tuple[str, str], ...]  # the texts L2 scores it as: ("question", …), ("joined", …), ("ordinal", …)
     parts: tuple[str, ...]  # answer.parts.split_question (one part when partial answers are off)
+    about_subject: bool = False  # names the subject or uses their pronoun (guard.route.mentions_subject)
 
     @property
     def run_texts(self) -> dict[str, str]:
@@ -113,18 +114,21 @@ def build_question(raw: str, rules: Rules, previous: Previous | None = None, lan
     from vouched.answer.analysis import check_input
     from vouched.answer.parts import split_question
     from vouched.guard.packs import subject_texts
+    from vouched.guard.route import mentions_subject
     from vouched.text import content_words, detect_language, normalize
     from vouched.text.anchors import question_anchors
 
     text = check_input(raw, max_bytes=rules.max_question_bytes)
     chosen = lang or detect_language(text, rules.languages, rules.default_language)
     anchors = question_anchors(text, chosen, exempt_names=rules.subject_names)
+    matching = subject_texts(text, rules.subject_names)
+    about = mentions_subject(text, rules.subject_names, rules.pronoun, texts=matching)
+    parts = tuple(split_question(text)) if rules.partial_answers else (text,)
     runs, followup = scoring_runs(text, previous, chosen, rules, anchors)
     return Question(
-        raw=raw, text=text, normalized=normalize(text), matching=subject_texts(text, rules.subject_names), lang=chosen,
-        lang_given=lang is not None, content_words=tuple(content_words(text, chosen)), anchors=anchors, previous=previous,
-        followup=followup, runs=tuple(runs.items()),
-        parts=tuple(split_question(text)) if rules.partial_answers else (text,),
+        raw=raw, text=text, normalized=normalize(text), matching=matching, lang=chosen, lang_given=lang is not None,
+        content_words=tuple(content_words(text, chosen)), anchors=anchors, previous=previous, followup=followup,
+        runs=tuple(runs.items()), parts=parts, about_subject=about,
     )
 
 

@@ -26,7 +26,7 @@ from vouched.answer.scoring import Scoring, trace_rows
 from vouched.guard.prompt import PromptSource
 from vouched.spend.budget import SpendGate
 from vouched.trace.record import TraceRecord
-from vouched.types import Passage, SearchFilters, SearchResult
+from vouched.types import Passage, SearchFilters
 
 __all__ = ["Parts", "Pipeline", "Previous", "SpendGate", "TraceRecord", "passage_source"]
 
@@ -49,17 +49,14 @@ class Pipeline:
         self.packs = parts.packs
         self.rules = Rules.from_config(config, self.packs)
         self.subject_names = self.rules.subject_names
-        self.text = Texts(config)
+        self.text = parts.texts if parts.texts is not None else Texts(config)
         self.cache = parts.cache
-        self.scoring = Scoring(config, self.rules, self._search)
+        self.scoring = Scoring(config, self.rules, parts.retriever)
 
     @property
     def spend(self) -> SpendGate | None:
         """The gate a paid call reserves against (None when none was wired or is needed)."""
         return self.parts.spend.get() if self.parts.spend.built else None
-
-    def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
-        return self.parts.retriever.get().search(query, filters=filters, query_lang=lang)
 
     def _generation(self) -> Generation:
         p = self.parts
