@@ -23,6 +23,7 @@ from vouched.answer.front import Previous, Question, Route, Rules, build_questio
 from vouched.answer.generate import Generation
 from vouched.answer.outcomes import Texts
 from vouched.answer.scoring import Scoring, trace_rows
+from vouched.errors import InputError
 from vouched.guard.prompt import PromptSource
 from vouched.spend.budget import SpendGate
 from vouched.trace.record import TraceRecord
@@ -81,18 +82,22 @@ class Pipeline:
         tenant: str | None = None,
         as_of: date | None = None,
     ) -> AsyncIterator[Event]:
-        from vouched.text import normalize
-
         t0 = time.perf_counter()
         trace = TraceRecord(
-            id=uuid.uuid4().hex, question=question, normalized=normalize(question),
+            id=uuid.uuid4().hex, question=question, normalized="",  # the Question's, once it is built
             created_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             tenant=tenant or self.config.corpus.tenant, as_of=as_of.isoformat() if as_of else None,
             previous_question=previous.question if previous else None,
         )
         try:
-            q = build_question(question, self.rules, previous, lang)
-            trace.lang = q.lang
+            try:
+                q = build_question(question, self.rules, previous, lang)
+            except InputError:
+                from vouched.text import normalize
+
+                trace.normalized = normalize(question) if isinstance(question, str) else ""
+                raise
+            trace.normalized, trace.lang = q.normalized, q.lang
             r = route(q, self.rules)
             trace.stages_ms["l1"] = (time.perf_counter() - t0) * 1000
             async for e in self._dispatch(trace, q, r, tenant, as_of):
