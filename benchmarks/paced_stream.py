@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             # A first call to learn the sources the pipeline gives for this question.
             provider.queue([ScriptedResponse(["NO_ANSWER"])])
             list(assistant.stream(question))
-            sources = sources_of(provider.last_messages)
+            sources = sources_of(provider.requests[-1].messages)
             x = foreign(candidates, sources, lang)
             sentence = template.format(x=x)
             words = tokens_of(sentence)

@@ -202,7 +202,7 @@ def test_the_gate_checks_what_the_model_was_shown(site_config, monkeypatch):
     a, provider = _scripted(site_config, ["The search ran on postgres [1]. "])
     ans = a.ask("Which database did the Tessera Health search run on?")
     assert ans.outcome == "answered" and len(seen) == len(ans.trace.source_ids)
-    prompt = "\n".join(m.content for m in provider.last_messages)
+    prompt = "\n".join(m.content for m in provider.requests[-1].messages)
     from vouched.engine import Engine
 
     chunks = Engine(site_config).store.get_chunks(list(ans.trace.source_ids))

@@ -101,8 +101,9 @@ def test_verdicts_through_the_scripted_provider():
     v = LLMVerifier(provider)
     got = [v.verify("c", ["p"]).verdict for _ in range(3)]
     assert got == ["supported", "contradicted", "insufficient"]
-    assert provider.last_temperature == 0.0 and provider.last_max_tokens == 16
-    assert provider.last_messages == tuple(verifier_messages("c", ["p"]))
+    asked = provider.requests[-1]
+    assert asked.temperature == 0.0 and asked.max_tokens == 16
+    assert asked.messages == tuple(verifier_messages("c", ["p"]))
     assert v.stats.calls == 3 and v.stats.unparsable == 0
 
 

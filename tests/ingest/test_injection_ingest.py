@@ -177,7 +177,7 @@ def test_a_model_that_obeys_the_injection_is_stopped_by_the_gate(quarantined_sit
     a = Assistant(quarantined_site, provider=provider)
     ans = a.ask("What did Rosa Quintero lead from 2019 to 2021?")
     assert provider.calls == 1
-    prompt = provider.last_messages[-1].content
+    prompt = provider.requests[-1].messages[-1].content
     assert "evil.example" not in prompt  # the quarantined passage never reached the model
     assert ans.outcome == "held" and ans.category == "unsupported_value"
     assert "evil.example" not in _released(ans)
@@ -234,5 +234,5 @@ def test_quarantine_mode_the_obeying_model_has_nothing_to_obey(quarantined_site)
     ans = Assistant(quarantined_site, provider=provider).ask(QUESTION)
     assert "evil.example" not in _released(ans)
     if provider.calls:
-        assert "evil.example" not in provider.last_messages[-1].content
+        assert "evil.example" not in provider.requests[-1].messages[-1].content
         assert ans.outcome == "held"

@@ -32,11 +32,11 @@ class TestScriptedContract(ProviderContract):
 
 def test_records_calls_and_messages() -> None:
     provider = ScriptedProvider(["hello"])
-    assert provider.calls == 0 and provider.last_messages is None
+    assert provider.calls == 0 and provider.requests == []
     run(collect(provider.stream(MESSAGES, max_tokens=5, temperature=0.2)))
     assert provider.calls == 1
-    assert provider.last_messages == MESSAGES
-    assert (provider.last_max_tokens, provider.last_temperature) == (5, 0.2)
+    assert provider.requests[-1].messages == MESSAGES
+    assert (provider.requests[-1].max_tokens, provider.requests[-1].temperature) == (5, 0.2)
 
 
 def test_queue_plays_in_order_then_falls_back_to_default() -> None:

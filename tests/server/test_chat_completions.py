@@ -76,7 +76,7 @@ async def test_previous_pair_is_the_last_user_assistant_exchange(site):
     ]
     r = await post(app, {"messages": messages})
     assert r.status_code == 200
-    prompt = "\n".join(m.content for m in provider.last_messages)
+    prompt = "\n".join(m.content for m in provider.requests[-1].messages)
     assert "What did she build for Tessera Health?" in prompt and "old question" not in prompt
 
 

@@ -82,14 +82,16 @@ def _smalltalk_lists() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def _smalltalk_form(text: str) -> str:
-    t = _INNER_PUNCT.sub(" ", normalize(text))
+def _smalltalk_form(text: str, normalized: bool = False) -> str:
+    t = _INNER_PUNCT.sub(" ", text if normalized else normalize(text))
     return " ".join(_EDGE.sub("", t).split())
 
 
-def smalltalk(question: str, subject_names: Sequence[str] = ()) -> Literal["greeting", "thanks"] | None:
-    """"greeting" or "thanks" when the whole message is one (or both: thanks wins), else None."""
-    form = _smalltalk_form(question)
+def smalltalk(question: str, subject_names: Sequence[str] = (), *, normalized: str | None = None
+              ) -> Literal["greeting", "thanks"] | None:
+    """"greeting" or "thanks" when the whole message is one (or both: thanks wins), else None.
+    ``normalized``: ``normalize(question)`` when the caller already has it (Question.normalized)."""
+    form = _smalltalk_form(question) if normalized is None else _smalltalk_form(normalized, normalized=True)
     if not form or len(form) > 60:
         return None
     for name in subject_names:  # "hi Leila!", "thanks, Leila"
@@ -141,8 +143,10 @@ def _main_script(text: str) -> tuple[str, tuple[str, ...], int]:
     return best
 
 
-def unsupported_language(question: str, served: Sequence[str], *, min_words: int = 4) -> str | None:
-    """The script or language of ``question`` when the deployment does not serve it, else None."""
+def unsupported_language(question: str, served: Sequence[str], *, min_words: int = 4,
+                         normalized: str | None = None) -> str | None:
+    """The script or language of ``question`` when the deployment does not serve it, else None.
+    ``normalized``: ``normalize(question)`` when the caller already has it (Question.normalized)."""
     served_set = set(served)
     script, langs, size = _main_script(question)
     if not script or size < 2:
@@ -163,7 +167,7 @@ def unsupported_language(question: str, served: Sequence[str], *, min_words: int
     if found and found not in served_set:
         from vouched.text import stopwords, words
 
-        tokens = words(question)
+        tokens = words(question) if normalized is None else words(normalized, normalized=True)
         hits = {lang: sum(t in stopwords(lang) for t in tokens) for lang in langs}
         if hits[found] > max((hits[lang] for lang in langs if lang in served_set), default=0):
             return found
@@ -188,19 +192,21 @@ _CONNECTIVE = re.compile(
 
 
 def clarification(question: str, *, has_previous: bool, min_content_words: int = 2,
-                  lang: str | None = None, content: Sequence[str] | None = None) -> str | None:
+                  lang: str | None = None, content: Sequence[str] | None = None,
+                  matching: str | None = None) -> str | None:
     """Why ``question`` needs clarifying before retrieval ("followup_without_context",
-    "no_content", "too_vague"), or None. ``content``: ``content_words(question, lang)`` when
-    the caller already has them (answer.front.Question.content_words)."""
+    "no_content", "too_vague"), or None. ``content``: ``content_words(question, lang)`` and
+    ``matching``: ``matching_text(question)`` when the caller already has them
+    (answer.front.Question.content_words, .match_text)."""
     from vouched.guard.packs import default_packs, matching_text
     from vouched.guard.route import is_ordinal
 
-    text = matching_text(question).strip(" ?!.¿¡؟？！。")
+    text = (matching_text(question) if matching is None else matching).strip(" ?!.¿¡؟？！。")
     if not text:
         return "no_content"
     size = len(text.split())
     if not has_previous and size <= 4:
-        if _CONNECTIVE.match(text) or is_ordinal(question):
+        if _CONNECTIVE.match(text) or is_ordinal(question, matching=matching):
             return "followup_without_context"
         packs = default_packs()
         for pack in packs.by_lang.values():

@@ -22,6 +22,7 @@ from vouched.engine import Engine
 
 if TYPE_CHECKING:
     from vouched.answer.cache import SemanticCache
+    from vouched.answer.outcomes import Texts
     from vouched.embed import Embedder
     from vouched.guard.packs import Packs
     from vouched.llm.base import Provider
@@ -78,6 +79,7 @@ class Parts:
     limiter: "Lazy[RateLimiter | None]"  # the rate limiter (its reader checks rate_limit.enabled)
     trace_sink: "Callable[[TraceRecord], None] | None" = None
     metrics: tuple[Any, ...] = field(default=())  # the metrics objects of the parts built so far (cache)
+    texts: "Texts | None" = None  # the fixed texts (refusals, notices, replies) for the site's kind
 
     def with_sink(self, sink: "Callable[[TraceRecord], None] | None") -> "Parts":
         import dataclasses
@@ -173,6 +175,9 @@ def build(
     # depend on language identification; only the categories in force for the site's kind.
     packs = packs_for_kind(load_packs(LANGS, config.guard.extra_patterns or None), config.site_kind,
                            config.site.refuse, config.guard.extra_patterns)
+    from vouched.answer.outcomes import Texts
+
+    texts = Texts(config)
     sink = trace_sink
     if traces:
         from vouched.trace.paths import chain_sinks, trace_sink_for
@@ -181,7 +186,7 @@ def build(
     cache_metrics = getattr(cache, "metrics", None)
     return Parts(config=config, engine=eng, store=lazy_store, embedder=lazy_embedder, retriever=lazy_retriever,
                  packs=packs, cache=cache, provider=lazy_provider, spend=spend_part, limiter=limiter_part,
-                 trace_sink=sink, metrics=(cache_metrics,) if cache_metrics is not None else ())
+                 trace_sink=sink, metrics=(cache_metrics,) if cache_metrics is not None else (), texts=texts)
 
 
 def _make_provider(config: Config):

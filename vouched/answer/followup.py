@@ -42,13 +42,17 @@ sein seine seinen seinem seiner seines ihr ihre ihren ihrem ihrer er
 _HAN_PRONOUNS = frozenset("它他她其")
 
 
-def followup_reason(question: str, anchors: Anchors, *, packs=None) -> str | None:
-    """Why ``question`` reads as a follow-up ("connective", "ordinal", "anaphora", "short"), or None."""
+def followup_reason(question: str, anchors: Anchors, *, packs=None, matching: str | None = None,
+                    normalized: str | None = None) -> str | None:
+    """Why ``question`` reads as a follow-up ("connective", "ordinal", "anaphora", "short"), or None.
+
+    ``matching``/``normalized``: the question's ``matching_text``/``normalize`` forms when the
+    caller already has them (answer.front.Question), so it is not normalised again."""
     from vouched.guard.packs import default_packs, matching_text
     from vouched.guard.route import _ordinal_position, _pick, is_followup
 
     packs = packs or default_packs()
-    text = _EDGES.sub("", matching_text(question))
+    text = _EDGES.sub("", matching_text(question) if matching is None else matching)
     if not text:
         return None
     chosen = _pick(packs, None)
@@ -59,7 +63,7 @@ def followup_reason(question: str, anchors: Anchors, *, packs=None) -> str | Non
     if _ordinal_position(text, packs, chosen) is not None:
         return "ordinal"
     own = bool(anchors.of("name", "code", "quoted"))
-    if not own and (is_followup(question, packs=packs) or _has_pronoun(question)):
+    if not own and (is_followup(question, packs=packs, matching=matching) or _has_pronoun(question, normalized)):
         return "anaphora"
     size = len(text.split()) if anchors.lang != "zh" else len(text) * 2 // 3
     if size <= SHORT_WORDS and not anchors.required:
@@ -67,7 +71,8 @@ def followup_reason(question: str, anchors: Anchors, *, packs=None) -> str | Non
     return None
 
 
-def _has_pronoun(question: str) -> bool:
+def _has_pronoun(question: str, normalized: str | None = None) -> bool:
     from vouched.text import words
 
-    return any(w in _PRONOUNS or (len(w) <= 2 and any(c in _HAN_PRONOUNS for c in w)) for w in words(question))
+    tokens = words(question) if normalized is None else words(normalized, normalized=True)
+    return any(w in _PRONOUNS or (len(w) <= 2 and any(c in _HAN_PRONOUNS for c in w)) for w in tokens)

@@ -66,10 +66,17 @@ class Question:
     followup: str | None  # why it reads as a follow-up of `previous` (answer.followup), "ordinal", or None
     runs: tuple[tuple[str, str], ...]  # the texts L2 scores it as: ("question", …), ("joined", …), ("ordinal", …)
     parts: tuple[str, ...]  # answer.parts.split_question (one part when partial answers are off)
+    about_subject: bool = False  # names the subject or uses their pronoun (guard.route.mentions_subject)
 
     @property
     def run_texts(self) -> dict[str, str]:
         return dict(self.runs)
+
+    @property
+    def match_text(self) -> str:
+        """``guard.packs.matching_text(text)``: the question as every pattern check compares it
+        (the last of ``matching``, which is the same text with the subject's name replaced first)."""
+        return self.matching[-1]
 
 
 @dataclass(frozen=True)
@@ -85,11 +92,13 @@ class Route:
 
 
 def scoring_runs(text: str, previous: Previous | None, lang: str, rules: Rules,
-                 anchors: Anchors | None = None) -> tuple[dict[str, str], str | None]:
+                 anchors: Anchors | None = None, *, matching: str | None = None,
+                 normalized: str | None = None) -> tuple[dict[str, str], str | None]:
     """The texts L2 scores ``text`` as, and why it reads as a follow-up (None: not one).
 
     Only a question that reads as a follow-up (or an ordinal: "the third one") is also
-    scored joined to the previous turn (guard.threshold.scoring_queries)."""
+    scored joined to the previous turn (guard.threshold.scoring_queries). ``anchors``,
+    ``matching``, ``normalized``: the question's own when the caller has them (a `Question`)."""
     from vouched.answer.followup import followup_reason
     from vouched.guard.route import is_ordinal, resolve_ordinal
     from vouched.guard.threshold import scoring_queries
@@ -97,12 +106,12 @@ def scoring_runs(text: str, previous: Previous | None, lang: str, rules: Rules,
 
     if previous is None:
         return {"question": text}, None
-    item = resolve_ordinal(text, previous.answer)
-    ordinal = item is not None or is_ordinal(text)
+    item = resolve_ordinal(text, previous.answer, matching=matching)
+    ordinal = item is not None or is_ordinal(text, matching=matching)
     reason = "ordinal" if ordinal else None
     if not ordinal:
         own = anchors if anchors is not None else question_anchors(text, lang, exempt_names=rules.subject_names)
-        reason = followup_reason(text, own, packs=rules.packs)
+        reason = followup_reason(text, own, packs=rules.packs, matching=matching, normalized=normalized)
         if reason is None:
             return {"question": text}, None
     return scoring_queries(text, previous.question, previous.answer, item, ordinal), reason
@@ -112,19 +121,25 @@ def build_question(raw: str, rules: Rules, previous: Previous | None = None, lan
     """The `Question` for ``raw``; raises InputError when it is empty or too long."""
     from vouched.answer.analysis import check_input
     from vouched.answer.parts import split_question
-    from vouched.guard.packs import subject_texts
+    from vouched.guard.packs import matching_text, subject_texts
+    from vouched.guard.route import mentions_subject
     from vouched.text import content_words, detect_language, normalize
     from vouched.text.anchors import question_anchors
 
     text = check_input(raw, max_bytes=rules.max_question_bytes)
     chosen = lang or detect_language(text, rules.languages, rules.default_language)
     anchors = question_anchors(text, chosen, exempt_names=rules.subject_names)
-    runs, followup = scoring_runs(text, previous, chosen, rules, anchors)
+    # Normalised once: every later check on the whole question reads these forms.
+    normalized = normalize(text)
+    match = matching_text(normalized, normalized=True)
+    matching = subject_texts(text, rules.subject_names, matching=match)
+    about = mentions_subject(text, rules.subject_names, rules.pronoun, texts=matching)
+    parts = tuple(split_question(text)) if rules.partial_answers else (text,)
+    runs, followup = scoring_runs(text, previous, chosen, rules, anchors, matching=match, normalized=normalized)
     return Question(
-        raw=raw, text=text, normalized=normalize(text), matching=subject_texts(text, rules.subject_names), lang=chosen,
-        lang_given=lang is not None, content_words=tuple(content_words(text, chosen)), anchors=anchors, previous=previous,
-        followup=followup, runs=tuple(runs.items()),
-        parts=tuple(split_question(text)) if rules.partial_answers else (text,),
+        raw=raw, text=text, normalized=normalized, matching=matching, lang=chosen, lang_given=lang is not None,
+        content_words=tuple(content_words(normalized, chosen, normalized=True)), anchors=anchors, previous=previous,
+        followup=followup, runs=tuple(runs.items()), parts=parts, about_subject=about,
     )
 
 
@@ -149,11 +164,11 @@ def route(q: Question, rules: Rules) -> Route:
     if m is not None:
         return Route("refusal", category=m.category)
     if not refused:
-        kind = smalltalk(q.text, rules.subject_names)
+        kind = smalltalk(q.text, rules.subject_names, normalized=q.normalized)
         if kind is not None:
             return Route("smalltalk", category=kind)
         if not q.lang_given:
-            foreign = unsupported_language(q.text, rules.languages)
+            foreign = unsupported_language(q.text, rules.languages, normalized=q.normalized)
             if foreign is not None:
                 return Route("unsupported_language", foreign=foreign)
         ov = match_overview(q.text, subject_names=rules.subject_names, pronoun=rules.pronoun,
@@ -163,7 +178,7 @@ def route(q: Question, rules: Rules) -> Route:
         if len(parts) == 1:
             why = clarification(q.text, has_previous=q.previous is not None,
                                 min_content_words=rules.clarify_min_content_words, lang=q.lang,
-                                content=q.content_words)
+                                content=q.content_words, matching=q.match_text)
             if why is not None:
                 return Route("clarify", category=why)
     if len(parts) > 1 or refused:

@@ -58,6 +58,8 @@ def split_question(question: str) -> list[str]:
     for a, b in _cuts(question, _QMARK, keep=True):
         for c, d in _cuts(question, _JOIN_RE, a, b):
             spans.extend(_cuts(question, _ZH_JOIN, c, d))
+    if sum(1 for a, b in spans if _HAS_WORD.search(question, a, b)) <= 1:
+        return [question.strip()]  # one piece with words: one part (the loop below would say so too)
     merged: list[tuple[int, int]] = []
     carry: int | None = None
     for a, b in spans:

@@ -23,10 +23,11 @@ from vouched.answer.front import Previous, Question, Route, Rules, build_questio
 from vouched.answer.generate import Generation
 from vouched.answer.outcomes import Texts
 from vouched.answer.scoring import Scoring, trace_rows
+from vouched.errors import InputError
 from vouched.guard.prompt import PromptSource
 from vouched.spend.budget import SpendGate
 from vouched.trace.record import TraceRecord
-from vouched.types import Passage, SearchFilters, SearchResult
+from vouched.types import Passage, SearchFilters
 
 __all__ = ["Parts", "Pipeline", "Previous", "SpendGate", "TraceRecord", "passage_source"]
 
@@ -49,17 +50,14 @@ class Pipeline:
         self.packs = parts.packs
         self.rules = Rules.from_config(config, self.packs)
         self.subject_names = self.rules.subject_names
-        self.text = Texts(config)
+        self.text = parts.texts if parts.texts is not None else Texts(config)
         self.cache = parts.cache
-        self.scoring = Scoring(config, self.rules, self._search)
+        self.scoring = Scoring(config, self.rules, parts.retriever)
 
     @property
     def spend(self) -> SpendGate | None:
         """The gate a paid call reserves against (None when none was wired or is needed)."""
         return self.parts.spend.get() if self.parts.spend.built else None
-
-    def _search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
-        return self.parts.retriever.get().search(query, filters=filters, query_lang=lang)
 
     def _generation(self) -> Generation:
         p = self.parts
@@ -84,18 +82,22 @@ class Pipeline:
         tenant: str | None = None,
         as_of: date | None = None,
     ) -> AsyncIterator[Event]:
-        from vouched.text import normalize
-
         t0 = time.perf_counter()
         trace = TraceRecord(
-            id=uuid.uuid4().hex, question=question, normalized=normalize(question),
+            id=uuid.uuid4().hex, question=question, normalized="",  # the Question's, once it is built
             created_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             tenant=tenant or self.config.corpus.tenant, as_of=as_of.isoformat() if as_of else None,
             previous_question=previous.question if previous else None,
         )
         try:
-            q = build_question(question, self.rules, previous, lang)
-            trace.lang = q.lang
+            try:
+                q = build_question(question, self.rules, previous, lang)
+            except InputError:
+                from vouched.text import normalize
+
+                trace.normalized = normalize(question) if isinstance(question, str) else ""
+                raise
+            trace.normalized, trace.lang = q.normalized, q.lang
             r = route(q, self.rules)
             trace.stages_ms["l1"] = (time.perf_counter() - t0) * 1000
             async for e in self._dispatch(trace, q, r, tenant, as_of):

@@ -16,7 +16,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from datetime import date
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from vouched.answer.front import Previous, Question, Rules, scoring_runs
 from vouched.guard.threshold import decide, out_of_force_winner
@@ -24,7 +24,9 @@ from vouched.retrieve.fusion import fused_order, rrf
 from vouched.trace.record import TraceRecord
 from vouched.types import Passage, SearchFilters, SearchResult
 
-Search = Callable[[str, SearchFilters, str], SearchResult]  # (query, filters, query language) → result
+if TYPE_CHECKING:
+    from vouched.answer.build import Lazy
+    from vouched.retrieve import HybridRetriever
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,16 @@ def fuse(lists: Mapping[str, Sequence[Passage]], k: int, top_k: int) -> list[Pas
 
 
 class Scoring:
-    """L2 for one deployment: its config, the front's rules, and a search."""
+    """L2 for one deployment: its config, the front's rules, and its retriever (built on the
+    first search: an L1 refusal builds none)."""
 
-    def __init__(self, config, rules: Rules, search: Search) -> None:
+    def __init__(self, config, rules: Rules, retriever: "Lazy[HybridRetriever]") -> None:
         self.config = config
         self.rules = rules
-        self.search = search
+        self._retriever = retriever
+
+    def search(self, query: str, filters: SearchFilters, lang: str) -> SearchResult:
+        return self._retriever.get().search(query, filters=filters, query_lang=lang)
 
     # -- what calibration measures ------------------------------------------------------------
     def score_runs(self, runs: Mapping[str, str], lang: str, filters: SearchFilters):
@@ -149,8 +155,6 @@ class Scoring:
 
     async def single(self, trace: TraceRecord, q: Question, filters: SearchFilters) -> Scored:
         """L2 for a one-part question (the trace gets the runs, the evidence and why)."""
-        from vouched.guard.route import mentions_subject
-
         cfg, question, lang, previous = self.config, q.text, q.lang, q.previous
         t = time.perf_counter()
         # Retrieval is synchronous (SQLite, numpy, the embedder): run it off the event loop so
@@ -164,8 +168,7 @@ class Scoring:
         trace.threshold, trace.evidence, trace.evidence_run = decision.threshold, decision.evidence, decision.run
         best = results[decision.run]
         passages = list(best.passages)
-        names = self.rules.subject_names
-        about_subject = mentions_subject(question, names, cfg.subject.pronoun, texts=q.matching)
+        about_subject = q.about_subject
         if about_subject and cfg.subject.name and cfg.subject.name.lower() not in question.lower():
             # Ordering help only: this run never counts toward the threshold.
             aug = await asyncio.to_thread(self.search, f"{question} {cfg.subject.name}", filters, lang)

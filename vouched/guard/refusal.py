@@ -106,7 +106,7 @@ def match_refusal(
     if hit is not None:
         return hit
     if previous_question and previous_question.strip():
-        if is_followup(question, packs=packs):
+        if is_followup(question, packs=packs, matching=texts[-1] if texts else None):
             joined = f"{previous_question.strip()} {question.strip()}"
             return _search_forms(subject_texts(joined, subject_names), packs, run)
     return None

@@ -77,16 +77,21 @@ def _ordinal_position(text: str, packs: Packs, langs: Sequence[str] | None = Non
     return found.pop() if len(found) == 1 else None
 
 
-def is_ordinal(question: str, *, packs: Packs | None = None, langs: Sequence[str] | None = None) -> bool:
-    """True for a short follow-up that points at an item by position ("the second one", «دومی»)."""
+def is_ordinal(question: str, *, packs: Packs | None = None, langs: Sequence[str] | None = None,
+               matching: str | None = None) -> bool:
+    """True for a short follow-up that points at an item by position ("the second one", «دومی»).
+
+    ``matching``: ``matching_text(question)`` when the caller already has it (here and below:
+    answer.front.Question.match_text, so the question is not normalised again)."""
     packs = packs or default_packs()
-    text = _EDGES.sub("", matching_text(question))
+    text = _EDGES.sub("", matching_text(question) if matching is None else matching)
     if not 0 < _size(text) <= 8:
         return False
     return _ordinal_position(text, packs, _pick(packs, langs)) is not None
 
 
-def is_followup(question: str, *, packs: Packs | None = None, langs: Sequence[str] | None = None) -> bool:
+def is_followup(question: str, *, packs: Packs | None = None, langs: Sequence[str] | None = None,
+                matching: str | None = None) -> bool:
     """True for a short question that leans on the previous turn.
 
     A connective at the start ("and …", "what about …", "¿y …", «و …», "那…"); or at most
@@ -94,7 +99,7 @@ def is_followup(question: str, *, packs: Packs | None = None, langs: Sequence[st
     anaphoric word ("the other one", "¿y eso?", «اون چی؟») or an ordinal.
     """
     packs = packs or default_packs()
-    text = _EDGES.sub("", matching_text(question))
+    text = _EDGES.sub("", matching_text(question) if matching is None else matching)
     size = _size(text)
     if size == 0:
         return False
@@ -165,8 +170,9 @@ def match_overview(
                 topic, m = hit
                 rule = next((r for r in packs.by_lang[lang].overview[topic] if r.regex.match(text, m.start())), None)
                 return OverviewMatch(topic, lang, rule.source if rule else "", m.group(0))
-    if previous_question and is_followup(question, packs=packs, langs=langs):
-        text = _EDGES.sub("", matching_text(question))
+    matching = texts[-1] if texts else None  # subject_texts ends with the question's matching text
+    if previous_question and is_followup(question, packs=packs, langs=langs, matching=matching):
+        text = _EDGES.sub("", matching_text(question) if matching is None else matching)
         if _size(text) <= 3 and _ordinal_position(text, packs, chosen) is None:
             return match_overview(previous_question, subject_names=subject_names, langs=langs, packs=packs)
     return None
@@ -237,7 +243,8 @@ def list_items(answer: str) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(heads)) if heads else None
 
 
-def resolve_ordinal(question: str, previous_answer: str, *, packs: Packs | None = None) -> str | None:
+def resolve_ordinal(question: str, previous_answer: str, *, packs: Packs | None = None,
+                    matching: str | None = None) -> str | None:
     """The previous answer's item an ordinal follow-up points to, or None.
 
     None when the question is not an ordinal follow-up, when the items cannot be read
@@ -245,7 +252,7 @@ def resolve_ordinal(question: str, previous_answer: str, *, packs: Packs | None 
     the start of the previous answer instead).
     """
     packs = packs or default_packs()
-    pos = _ordinal_position(_EDGES.sub("", matching_text(question)), packs)
+    pos = _ordinal_position(_EDGES.sub("", matching_text(question) if matching is None else matching), packs)
     if pos is None or not previous_answer:
         return None
     items = list_items(previous_answer)

@@ -10,6 +10,10 @@ per UTF-8 byte of the messages and of the chunks; pass `usage=Usage()` to play a
 that reports nothing. `fail_after=n` raises ProviderUnavailable after n chunks (a dropped
 connection: no final piece). `cancelled` tells whether the consumer stopped the last stream
 before its end.
+
+What each call was asked is recorded, in order, in `requests` (one `ScriptedRequest` per
+`stream()` call: the messages, max_tokens and temperature); `calls` is their number. Tests
+read `provider.requests[-1].messages`; nothing is left on the provider as a `last_*` value.
 """
 
 from __future__ import annotations
@@ -22,7 +26,16 @@ from dataclasses import dataclass
 from vouched.llm.base import Message, ProviderStream, StreamPiece, Usage, prompt_bytes
 from vouched.llm.errors import ProviderError, ProviderUnavailable
 
-__all__ = ["ScriptedProvider", "ScriptedResponse"]
+__all__ = ["ScriptedProvider", "ScriptedRequest", "ScriptedResponse"]
+
+
+@dataclass(frozen=True)
+class ScriptedRequest:
+    """What one `stream()` call was given."""
+
+    messages: tuple[Message, ...]
+    max_tokens: int
+    temperature: float
 
 
 @dataclass(frozen=True)
@@ -57,10 +70,7 @@ class ScriptedProvider:
         self.model = model
         self.default = ScriptedResponse(chunks, usage=usage, finish_reason=finish_reason, delay=delay, fail_after=fail_after)
         self._queue: deque[ScriptedResponse] = deque()
-        self.calls = 0
-        self.last_messages: tuple[Message, ...] | None = None
-        self.last_max_tokens: int | None = None
-        self.last_temperature: float | None = None
+        self.requests: list[ScriptedRequest] = []  # one per stream() call, in order
         self.cancelled = False
         self.streams: list[ProviderStream] = []
 
@@ -74,11 +84,13 @@ class ScriptedProvider:
     def pending(self) -> int:
         return len(self._queue)
 
+    @property
+    def calls(self) -> int:
+        """How many times `stream()` was called."""
+        return len(self.requests)
+
     def stream(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0) -> ProviderStream:
-        self.calls += 1
-        self.last_messages = tuple(messages)
-        self.last_max_tokens = max_tokens
-        self.last_temperature = temperature
+        self.requests.append(ScriptedRequest(tuple(messages), max_tokens, temperature))
         self.cancelled = False
         script = self._queue.popleft() if self._queue else self.default
         stream = ProviderStream(

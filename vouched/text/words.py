@@ -77,9 +77,12 @@ def _tokens(norm: str) -> Iterator[str]:
         yield tok
 
 
-def words(text: str) -> list[str]:
-    """Normalised whole-word tokens of ``text`` in order (Han runs as bigrams)."""
-    return list(_tokens(normalize(text).translate(_APOSTROPHES)))
+def words(text: str, *, normalized: bool = False) -> list[str]:
+    """Normalised whole-word tokens of ``text`` in order (Han runs as bigrams).
+
+    ``normalized``: ``text`` is already ``normalize(text)`` (answer.front.Question.normalized),
+    so it is not normalised again; the tokens are the same (normalize is idempotent)."""
+    return list(_tokens((text if normalized else normalize(text)).translate(_APOSTROPHES)))
 
 
 # --- stop words -------------------------------------------------------------------------
@@ -127,11 +130,11 @@ def stopwords(lang: str | None) -> frozenset[str]:
     return (_load_all() if key is None else _load(key))[0]
 
 
-def _content_tokens(text: str, lang: str | None) -> Iterator[str]:
+def _content_tokens(text: str, lang: str | None, normalized: bool = False) -> Iterator[str]:
     """Content tokens in order, repeats included (shared by content_words and analyze)."""
     key = _lang_key(lang)
     stop, chars = _load_all() if key is None else _load(key)
-    for tok in _tokens(normalize(text).translate(_APOSTROPHES)):
+    for tok in _tokens((text if normalized else normalize(text)).translate(_APOSTROPHES)):
         if tok in stop:
             continue
         if is_han(tok[0]):
@@ -141,6 +144,7 @@ def _content_tokens(text: str, lang: str | None) -> Iterator[str]:
             yield tok
 
 
-def content_words(text: str, lang: str | None = None) -> list[str]:
-    """``words(text)`` minus stop words and short tokens, first occurrences in order."""
-    return list(dict.fromkeys(_content_tokens(text, lang)))
+def content_words(text: str, lang: str | None = None, *, normalized: bool = False) -> list[str]:
+    """``words(text)`` minus stop words and short tokens, first occurrences in order
+    (``normalized``: as for `words`)."""
+    return list(dict.fromkeys(_content_tokens(text, lang, normalized)))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, Iterator
@@ -118,7 +119,7 @@ class PostgresTraceStore(TraceSink):
             raise TraceStoreError(str(exc)) from None
         self.clock = clock
         self.errors = 0  # writes that failed inside `sink` (logged and swallowed)
-        self.last_error: str | None = None
+        self.error_kinds: Counter[str] = Counter()  # the same, by exception class
         self.location = where(self.dsn, self.schema)
         self._pool = PgConnections(self.dsn, self.schema, max_size=pool_size, connect_timeout_s=connect_timeout_s,
                                    setup=lambda conn: migrate(conn, self.schema))

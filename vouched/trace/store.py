@@ -25,6 +25,7 @@ import json
 import logging
 import sqlite3
 import threading
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -128,13 +129,15 @@ def split_record(record: Any) -> tuple[str, dict, dict]:
 class TraceSink:
     """What both trace stores share: the never-raising ``sink`` and the context manager.
 
-    A subclass sets ``location`` (for messages), ``errors`` and ``last_error``, and has
-    ``write`` and ``close``.
+    A subclass sets ``location`` (for messages), ``errors`` and ``error_kinds``, and has
+    ``write`` and ``close``. A failed write is logged with its message and counted, in
+    ``errors`` and by exception class in ``error_kinds``; no last error is kept (the store is
+    shared by every request).
     """
 
     location: str
     errors: int
-    last_error: str | None
+    error_kinds: Counter[str]
 
     def write(self, record: Any, *, failure_class: str | None = None) -> str:
         raise NotImplementedError
@@ -154,8 +157,9 @@ class TraceSink:
             self.write(record)
         except Exception as exc:  # an answer must not fail because its trace could not be written
             self.errors += 1
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            log.warning("trace %s not written to %s: %s", getattr(record, "id", "?"), self.location, self.last_error)
+            self.error_kinds[type(exc).__name__] += 1
+            log.warning("trace %s not written to %s: %s: %s", getattr(record, "id", "?"), self.location,
+                        type(exc).__name__, exc)
 
 
 class TraceStore(TraceSink):
@@ -171,7 +175,7 @@ class TraceStore(TraceSink):
         self.location = str(self.path)  # where the traces are, for messages (as PostgresTraceStore has)
         self.clock = clock
         self.errors = 0  # writes that failed inside `sink` (logged and swallowed)
-        self.last_error: str | None = None
+        self.error_kinds: Counter[str] = Counter()  # the same, by exception class
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 

@@ -36,12 +36,13 @@ _ACCENTABLE = re.compile("[\u00c0-\u04ff]")
 _COMBINING = re.compile("[\u0300-\u036f]+")
 
 
-def comparable(text: str) -> str:
+def comparable(text: str, *, normalized: bool = False) -> str:
     """``normalize(text)`` with accents on Latin/Cyrillic letters and curly apostrophes folded.
 
-    Idempotent. Patterns and questions are compared in this form only.
+    Idempotent. Patterns and questions are compared in this form only. ``normalized``:
+    ``text`` is already ``normalize(text)`` (answer.front.Question.normalized): not again.
     """
-    s = normalize(text)
+    s = text if normalized else normalize(text)
     if s.isascii():
         return s
     s = s.translate(_APOS)
@@ -56,13 +57,14 @@ def _han_seam() -> re.Pattern[str]:
     return re.compile(f"(?<={han})(?=[^\\s{HAN_CLASS}])|(?<=[^\\s{HAN_CLASS}])(?={han})")
 
 
-def matching_text(text: str) -> str:
+def matching_text(text: str, *, normalized: bool = False) -> str:
     """``comparable(text)`` with a space at each Han/non-Han seam ("我想hire她" → "我想 hire 她").
 
     Whole-word packs then see Latin words written inside Chinese text; Chinese patterns
-    (no word boundaries) are unaffected except where they span a seam.
+    (no word boundaries) are unaffected except where they span a seam. ``normalized``: as
+    for `comparable`.
     """
-    s = comparable(text)
+    s = comparable(text, normalized=normalized)
     if s.isascii():
         return s
     return _han_seam().sub(" ", s)
@@ -107,9 +109,13 @@ def _inflected(form: str) -> str:
     return re.escape(form)
 
 
-def subject_texts(question: str, subject_names: Sequence[str] = ()) -> tuple[str, ...]:
-    """The matching forms of ``question``: name → placeholder first, then as written if it differs."""
-    text = matching_text(question)
+def subject_texts(question: str, subject_names: Sequence[str] = (), *, matching: str | None = None
+                  ) -> tuple[str, ...]:
+    """The matching forms of ``question``: name → placeholder first, then as written if it differs.
+
+    The last form is always ``matching_text(question)``; ``matching``: that form when the
+    caller already has it (answer.front.build_question)."""
+    text = matching_text(question) if matching is None else matching
     rx = _name_regex(tuple(subject_names)) if subject_names else None
     if rx is None:
         return (text,)
