@@ -12,7 +12,7 @@ is the same: the function and its arguments are).
 
 What is counted (docs/architecture.md, "The walk", states the same):
 
-* **The hubs**: ``vouched/cli.py``'s ``ask`` and every function of ``vouched/answer/pipeline.py``
+* **The hubs**: ``vouched/cli/cmd_answer.py``'s ``ask`` and every function of ``vouched/answer/pipeline.py``
   (the dispatcher). A call from a hub to a function of its own file is part of the hub.
 * **A stop** is a call into ``vouched/`` made by a hub (depth 1) or by a stop of depth 1
   (depth 2): what a reader opens to follow the question, and what each step it dispatches
@@ -48,7 +48,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = str(ROOT / "vouched") + os.sep
-HUBS = {"cli.py": {"ask"}, "answer/pipeline.py": None}  # file → hub functions (None: all of them)
+HUBS = {"cli/cmd_answer.py": {"ask"}, "answer/pipeline.py": None}  # file → hub functions (None: all of them)
 NOT_FOLLOWED_DIRS = ("text/",)
 TRANSPARENT_NAMES = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
 MAX_DEPTH = 2

@@ -33,7 +33,8 @@ def ask(
     from vouched.config import load_config
 
     try:
-        cfg = load_config(_config_path(config))
+        path, when = _config_path(config), _parse_date(as_of)  # bad input is told before anything loads
+        cfg = load_config(path)
         if cfg.missing_store():  # nothing to answer from: say so, and create no .vouched/ in a random folder
             raise StoreError(f"no corpus here: {cfg.store_label} does not exist. Run `vouched ingest` next to your "
                              "vouched.toml first, or pass --config")
@@ -44,7 +45,7 @@ def ask(
         assistant = Assistant(cfg, parts=build(cfg, traces=True))  # the one wiring point; traces where the config says
         prev = (previous_question, previous_answer or "") if previous_question else None
         events = []
-        for e in assistant.stream(question, prev, lang=lang, tenant=tenant, as_of=_parse_date(as_of)):
+        for e in assistant.stream(question, prev, lang=lang, tenant=tenant, as_of=when):
             events.append(e)
             if as_json:
                 continue
