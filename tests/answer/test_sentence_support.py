@@ -174,3 +174,27 @@ def test_a_unit_holding_too_little_of_the_question_is_not_quoted(monkeypatch):
     assert ExtractiveGenerator(None).plan("What do the ferry crews do at the harbour office on weekday mornings?", src, "en") == [NO_ANSWER]
     monkeypatch.setattr(ex, "MIN_KEYWORD", 0.0)
     assert ExtractiveGenerator(None).plan("What do the ferry crews do at the harbour office on weekday mornings?", src, "en") != [NO_ANSWER]
+
+
+def test_a_place_and_its_people_are_one_name():
+    from vouched.answer.extractive_score import same_place
+
+    # "the Yuan brought to China" is answered by "… enrich Chinese performing arts"
+    assert sup("What did the Yuan bring to China?", "Western instruments enriched Chinese performing arts.", ["China"]).passed
+    assert anchor_found("Georgia", "Georgian wine", "en") and anchor_found("Mongolia", "the Mongol court", "en")
+    assert anchor_found("Italia", "la cucina italiana", "it") and anchor_found("Japan", "Japanese maps", "en")
+    # but not another place that shares a beginning, nor a common word
+    for a, b in [("austria", "australia"), ("iraq", "iran"), ("chur", "church"), ("tessera", "tesseract")]:
+        assert not same_place(a, b) and not same_place(b, a)
+    assert not sup("Who ruled Austria in 1900?", "Australia was ruled from London in 1900.", ["Austria", "1900"]).passed
+    assert not anchor_found("china", "Chinese", "en")  # a lower-case word is no name: no demonym
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12),
+       st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_same_place_is_symmetric_and_reflexive(a, b):
+    from vouched.answer.extractive_score import same_place
+
+    assert same_place(a, a)
+    assert same_place(a, b) == same_place(b, a)

@@ -93,6 +93,29 @@ def anchor_found(anchor: str, text: str, lang: str | None) -> bool:
     for i in range(len(have) - k + 1):
         if all(have[i + j] == want[j] or stem(have[i + j], lang) == ws[j] for j in range(k)):
             return True
+    if k == 1 and anchor[:1].isupper() and len(want[0]) >= 4:
+        return any(same_place(want[0], h) for h in have if h[:3] == want[0][:3])
+    return False
+
+
+# A place and its people read as one name ("China" / "Chinese", "America" / "Americans",
+# "Mongolia" / "Mongol", "Italia" / "italiano"): the shorter, less a final vowel, and one of
+# these endings is the longer. Latin script; endings of en, es, pt, fr, de. "Austria" is not
+# "Australia" (no such ending).
+_DEMONYM_ENDINGS = ("", "n", "an", "ans", "ian", "ians", "ese", "ish", "ic", "ics", "i", "is", "er", "ers",
+                    "ean", "eans", "ite", "ites", "ano", "ana", "anos", "anas", "ense", "enses", "es", "esa",
+                    "ês", "ois", "oise", "ien", "ienne", "isch", "ische", "ischen", "o", "a", "os", "as", "ia")
+
+
+def same_place(a: str, b: str) -> bool:
+    """Is one of two normalised words a place and the other its people's adjective (``_DEMONYM_ENDINGS``)?"""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    bases = {short, short[:-1] if short[-1:] in "aeiouy" else short, short[:-2] if short.endswith("ia") else short}
+    for base in bases:
+        if len(base) >= 4 and long_.startswith(base) and long_[len(base):] in _DEMONYM_ENDINGS:
+            return True
     return False
 
 
