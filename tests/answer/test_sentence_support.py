@@ -198,3 +198,43 @@ def test_same_place_is_symmetric_and_reflexive(a, b):
 
     assert same_place(a, a)
     assert same_place(a, b) == same_place(b, a)
+
+
+class _FixedCosines:
+    """An embedder whose cosine with the question is set per sentence (the first word picks it)."""
+
+    model_id, dim = "fixed", 2
+
+    def __init__(self, cos: dict[str, float]) -> None:
+        self.cos = cos
+
+    def embed_queries(self, texts):
+        import numpy as np
+
+        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+    def embed_passages(self, texts, progress=None):
+        import numpy as np
+
+        out = []
+        for t in texts:
+            c = next((v for k, v in self.cos.items() if k in t), 0.0)
+            out.append([c, (1 - c * c) ** 0.5])
+        return np.array(out, dtype=np.float32)
+
+
+def test_the_quoted_sentence_must_itself_be_close_to_the_question():
+    from vouched.answer.extractive import DENSE_SLACK, sentence_floor
+
+    src = [_src(1, "d1#0", "Grain barges unload at the north pier. Grain barges are weighed at the south gate.")]
+    q = "Where do grain barges unload?"
+    emb = _FixedCosines({"north pier": 0.80, "south gate": 0.90})
+    # the words pick the north pier; held to the floor, only the sentence close to the question is left
+    assert "north pier" in " ".join(ExtractiveGenerator(emb, max_sentences=1).plan(q, src, "en"))
+    assert ExtractiveGenerator(emb, min_dense=0.95).plan(q, src, "en") == [NO_ANSWER]
+    got = " ".join(ExtractiveGenerator(emb, max_sentences=3, min_dense=0.85).plan(q, src, "en"))
+    assert "south gate" in got and "north pier" not in got
+    # without an embedder there is no cosine to hold it to
+    assert ExtractiveGenerator(None, min_dense=0.95).plan(q, src, "en") != [NO_ANSWER]
+    assert sentence_floor(0.0) == 0.0 and sentence_floor(None) == 0.0
+    assert sentence_floor(0.83) == pytest.approx(0.83 - DENSE_SLACK)
