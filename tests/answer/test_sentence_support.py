@@ -174,3 +174,67 @@ def test_a_unit_holding_too_little_of_the_question_is_not_quoted(monkeypatch):
     assert ExtractiveGenerator(None).plan("What do the ferry crews do at the harbour office on weekday mornings?", src, "en") == [NO_ANSWER]
     monkeypatch.setattr(ex, "MIN_KEYWORD", 0.0)
     assert ExtractiveGenerator(None).plan("What do the ferry crews do at the harbour office on weekday mornings?", src, "en") != [NO_ANSWER]
+
+
+def test_a_place_and_its_people_are_one_name():
+    from vouched.answer.extractive_score import same_place
+
+    # "the Yuan brought to China" is answered by "… enrich Chinese performing arts"
+    assert sup("What did the Yuan bring to China?", "Western instruments enriched Chinese performing arts.", ["China"]).passed
+    assert anchor_found("Georgia", "Georgian wine", "en") and anchor_found("Mongolia", "the Mongol court", "en")
+    assert anchor_found("Italia", "la cucina italiana", "it") and anchor_found("Japan", "Japanese maps", "en")
+    # but not another place that shares a beginning, nor a common word
+    for a, b in [("austria", "australia"), ("iraq", "iran"), ("chur", "church"), ("tessera", "tesseract")]:
+        assert not same_place(a, b) and not same_place(b, a)
+    assert not sup("Who ruled Austria in 1900?", "Australia was ruled from London in 1900.", ["Austria", "1900"]).passed
+    assert not anchor_found("china", "Chinese", "en")  # a lower-case word is no name: no demonym
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12),
+       st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_same_place_is_symmetric_and_reflexive(a, b):
+    from vouched.answer.extractive_score import same_place
+
+    assert same_place(a, a)
+    assert same_place(a, b) == same_place(b, a)
+
+
+class _FixedCosines:
+    """An embedder whose cosine with the question is set per sentence (the first word picks it)."""
+
+    model_id, dim = "fixed", 2
+
+    def __init__(self, cos: dict[str, float]) -> None:
+        self.cos = cos
+
+    def embed_queries(self, texts):
+        import numpy as np
+
+        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+    def embed_passages(self, texts, progress=None):
+        import numpy as np
+
+        out = []
+        for t in texts:
+            c = next((v for k, v in self.cos.items() if k in t), 0.0)
+            out.append([c, (1 - c * c) ** 0.5])
+        return np.array(out, dtype=np.float32)
+
+
+def test_the_quoted_sentence_must_itself_be_close_to_the_question():
+    from vouched.answer.extractive import DENSE_SLACK, sentence_floor
+
+    src = [_src(1, "d1#0", "Grain barges unload at the north pier. Grain barges are weighed at the south gate.")]
+    q = "Where do grain barges unload?"
+    emb = _FixedCosines({"north pier": 0.80, "south gate": 0.90})
+    # the words pick the north pier; held to the floor, only the sentence close to the question is left
+    assert "north pier" in " ".join(ExtractiveGenerator(emb, max_sentences=1).plan(q, src, "en"))
+    assert ExtractiveGenerator(emb, min_dense=0.95).plan(q, src, "en") == [NO_ANSWER]
+    got = " ".join(ExtractiveGenerator(emb, max_sentences=3, min_dense=0.85).plan(q, src, "en"))
+    assert "south gate" in got and "north pier" not in got
+    # without an embedder there is no cosine to hold it to
+    assert ExtractiveGenerator(None, min_dense=0.95).plan(q, src, "en") != [NO_ANSWER]
+    assert sentence_floor(0.0) == 0.0 and sentence_floor(None) == 0.0
+    assert sentence_floor(0.83) == pytest.approx(0.83 - DENSE_SLACK)

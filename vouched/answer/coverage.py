@@ -4,7 +4,9 @@ After the threshold passes (the passages are about the right *topic*), every nam
 number and quoted title of the question (vouched.text.anchors) must be found in one of the
 passages — whole word, normalised and stemmed as the keyword index does — and at least
 ``rare_share`` of its rare words (when it has ``MIN_RARE`` or more), so that a paraphrase
-with one synonym still answers.
+with one synonym still answers. An evaluative question's heads ("the best *restaurant* in
+Lisboa") must each be in a passage of the question's language, whatever their rarity: a
+corpus that never mentions a restaurant cannot rank restaurants.
 
 Languages. An anchor that is not script-independent is looked for only in passages written
 in the question's language (a Spanish word cannot be expected in an English page; the dense
@@ -104,6 +106,9 @@ def check_coverage(anchors: Anchors, passages: Sequence[PassageKeys], *,
             continue
         (found if any(_found_in(a, p, anchors.lang) for p in pool) else missing).append(_label(a))
     same_lang = [p for p in passages if p.lang == anchors.lang]
+    # An evaluative question's heads ("the best *restaurant*"): each in a passage of its language.
+    for a in anchors.heads if same_lang else ():
+        (found if any(_found_in(a, p, anchors.lang) for p in same_lang) else missing).append(_label(a))
     rare_total = rare_found = 0
     if same_lang:
         for a in anchors.rare:
@@ -119,6 +124,9 @@ def check_coverage(anchors: Anchors, passages: Sequence[PassageKeys], *,
     reason = ""
     if required_missing:
         reason = "in none of the passages: " + ", ".join(required_missing)
+        if all(m.startswith("head:") for m in required_missing):
+            reason = "the sources never mention what the question asks to rank: " + ", ".join(
+                m[len("head:"):] for m in required_missing)
     elif not rare_ok:
         reason = f"{rare_found} of {rare_total} rare words found (< {rare_share:.0%})"
     return CoverageVerdict(passed, labels, tuple(found), tuple(missing), rare_found, rare_total, reason)

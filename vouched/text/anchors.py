@@ -31,6 +31,13 @@ Kinds (``Anchor.kind``):
   word ("12-hour", "5-minute") describes rather than identifies: it is a soft anchor of this
   kind too, counted in the rare words' share.
 
+* ``head`` — in an evaluative question ("the best restaurant in Lisbon", «بهترین هتل»,
+  "最好的餐厅"), the words it asks to rank: the content words right after the evaluative word
+  (and the one right before it: "el restaurante más recomendado"), generic heads ("way",
+  "place", "option" …) skipped. The sources must mention every one of them, as any name
+  (``evaluative_heads``): a corpus that never names a restaurant does not know the best one,
+  however close the topic. Chinese: the two characters after the evaluative word (and 的).
+
 Excluded: the subject's name and aliases and the site's own names (``exempt_names``), stop
 words, and the words of the question frame ("tell", "describe", "explica", «توضیح» …).
 
@@ -45,10 +52,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Literal, Mapping, Sequence
 
+from vouched.text.evaluative import evaluative_heads  # noqa: F401  (re-exported: part of this module's API)
 from vouched.text.stemming import analyze
 from vouched.text.words import _lang_key, stopwords, words
 
-Kind = Literal["name", "code", "number", "quoted", "rare"]
+Kind = Literal["name", "code", "number", "quoted", "rare", "head"]
 REQUIRED_KINDS: tuple[str, ...] = ("name", "code", "number", "quoted")
 DEFAULT_RARE_CUT = 0.05  # share of chunks; calibrated per deployment (threshold.rare_cut)
 
@@ -124,6 +132,11 @@ class Anchors:
     @property
     def rare(self) -> tuple[Anchor, ...]:
         return self.of("rare")
+
+    @property
+    def heads(self) -> tuple[Anchor, ...]:
+        """An evaluative question's head words: at least one must be found."""
+        return self.of("head")
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -305,6 +318,11 @@ def question_anchors(
                       script_free=all(_is_latin_word(t) for t in kept) and key in _LATIN_LANGS))
         i = j
 
+    for h in evaluative_heads(text, key, skip=taken | exempt, frame=frame):
+        head = _make(h, "head", key, script_free=False)
+        if head is not None and not any(b.kind == "head" and b.words == head.words for b in found):
+            found.append(head)
+
     if doc_freq is not None and n_docs > 0 and rare_cut > 0:
         anchored = {t for a in found for t in a.terms} | set(taken)
         skip = anchored | _frame_terms(key) | frozenset(analyze(" ".join(exempt), key)) | exempt
@@ -317,3 +335,4 @@ def question_anchors(
             if df / n_docs < rare_cut:
                 found.append(Anchor(text=term, kind="rare", terms=(term,), words=(term,), df=df))
     return Anchors(items=tuple(found) + tuple(soft), lang=key)
+
