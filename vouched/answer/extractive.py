@@ -58,19 +58,6 @@ SUPPORT_CHECK = True
 # the golden sets: 0.25 refuses answerable golden cases (ops-followsun, ops-night, one portfolio
 # case), 0.2 none (docs/coverage.md).
 MIN_KEYWORD = 0.2
-# The quoted unit's own dense cosine with the question must reach the deployment's L2 threshold
-# less this slack (``min_dense``, given by the caller from the threshold in force): the passage
-# cleared the threshold, the sentence quoted from it must be as close to the question. Chosen on
-# the SQuAD 2.0 DEV articles (docs/coverage.md, "The quoted sentence's own cosine"); 0 = the
-# threshold itself. A unit from a source in another language is exempt (its cosine is lower).
-DENSE_SLACK = 0.02
-
-
-def sentence_floor(threshold: float | None) -> float:
-    """The least dense cosine a quoted unit needs under an L2 threshold (``DENSE_SLACK``)."""
-    if not threshold or threshold <= 0:
-        return 0.0
-    return max(0.0, float(threshold) - DENSE_SLACK)
 
 
 class ExtractiveGenerator:
@@ -80,11 +67,10 @@ class ExtractiveGenerator:
     model = "extractive"
 
     def __init__(self, embedder: Embedder | None, max_sentences: int = 3, floor: float = 0.0,
-                 exclude: Sequence[str] = (), min_dense: float = 0.0) -> None:
+                 exclude: Sequence[str] = ()) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
         self.floor = floor
-        self.min_dense = min_dense  # the least dense cosine a quoted unit needs (0: none; see DENSE_SLACK)
         self.exclude = tuple(exclude)  # the subject's and site's names: never an anchor or an asked word
 
     def candidates(self, question: str, sources: Sequence[PromptSource], lang: str | None) -> list[Unit]:
@@ -138,9 +124,6 @@ class ExtractiveGenerator:
             # The unit quoted must itself say what was asked: every anchor, the question's
             # negation, not the opposite of an asked word (vouched.answer.coverage.sentence_support).
             if SUPPORT_CHECK and s.keyword < MIN_KEYWORD and not _cross(s.unit, lang, languages):
-                continue
-            if (SUPPORT_CHECK and self.min_dense > 0 and self.embedder is not None and s.dense < self.min_dense
-                    and not _cross(s.unit, lang, languages)):
                 continue
             if SUPPORT_CHECK and not supports(question, s.unit, lang, anchors, languages,
                                               before=_before(sources, by_number.get(s.unit.source), s.unit),

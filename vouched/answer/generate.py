@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Sequence
 from vouched.answer import outcomes
 from vouched.answer.cache import cacheable as cache_answer_parts
 from vouched.answer.events import DoneEvent, Event, SentenceEvent, Usage
-from vouched.answer.extractive import ExtractiveGenerator, sentence_floor, stream_of
+from vouched.answer.extractive import ExtractiveGenerator, stream_of
 from vouched.answer.front import Previous
 from vouched.answer.outcomes import Texts, cited_source
 from vouched.answer.records import record_sentences, record_sources, select_records
@@ -136,8 +136,7 @@ class Generation:
                        ) -> AsyncIterator[Event]:
         cfg = self.config
         if self.extractive:
-            gen = ExtractiveGenerator(self._embedder.get(), cfg.answer.extractive_sentences, exclude=self.subject_names,
-                                      min_dense=sentence_floor(cfg.threshold_in_force()))
+            gen = ExtractiveGenerator(self._embedder.get(), cfg.answer.extractive_sentences, exclude=self.subject_names)
             t = time.perf_counter()
             sentences = await asyncio.to_thread(gen.plan, plan_question or question, sources, lang)
             trace.stages_ms["generate_plan"] = (time.perf_counter() - t) * 1000
