@@ -17,9 +17,8 @@ The prompt's sources are read into *units* — what can be quoted as one answer:
 Each unit is scored against the question (``extractive_score``: keyword coverage weighted
 by rarity, the expected answer type, the question's anchors, a unit that states an asked
 word's value, dense cosine, the passage's rank) and must say what was asked
-(``extractive_support``: ``coverage.sentence_support``), hold a rarity-weighted share of the
-question's words (``MIN_KEYWORD``) and be, by its own dense cosine, about as close to the
-question as the L2 threshold in force (``DENSE_SLACK``).
+(``extractive_support``: ``coverage.sentence_support``), and hold a rarity-weighted share of the
+question's words (``MIN_KEYWORD``).
 
 The best unit and those within a small margin of it (at most ``max_sentences`` units,
 never a list and something else) are written in reading order, every sentence ending with
