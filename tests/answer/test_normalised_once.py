@@ -94,6 +94,7 @@ _PIECES = st.sampled_from([
     "¿y", "el", "segundo?", "Qué", "cobra", "et", "après", "Straße", "ﬁle", "ＡＢＣ", "دومی", "او", "لیلا",
     "می\u200cخواهم", "كتاب", "ي", "ة", "什么", "她", "第二个", "还有", "что", "она", "дальше", "क्या", "वह",
     "۳٫۵٪", "2024", "?", "!", "،", "？", "  ", "\u200f", "é", "e\u0301", "ä",
+    "best", "restaurant", "which", "ＢＥＳＴ", "mejor", "بهترین", "أفضل", "最好的", "餐厅", "哪家", "лучший", "۱۲",
 ])
 _TEXT = st.one_of(st.lists(_PIECES, min_size=1, max_size=10).map(" ".join),
                   st.lists(_PIECES, min_size=1, max_size=6).map("".join),
@@ -122,6 +123,7 @@ def test_the_given_forms_give_what_the_raw_text_gives(text, lang):
     answer = "1. Pakneviss\n2. Tessera search\n3. «Notes»"
     assert resolve_ordinal(text, answer, matching=match) == resolve_ordinal(text, answer)
     anchors = question_anchors(text, lang or "en", exempt_names=NAMES)
+    assert question_anchors(text, lang or "en", exempt_names=NAMES, normalized=norm) == anchors
     assert followup_reason(text, anchors, matching=match, normalized=norm) == followup_reason(text, anchors)
 
 

@@ -128,9 +128,9 @@ def build_question(raw: str, rules: Rules, previous: Previous | None = None, lan
 
     text = check_input(raw, max_bytes=rules.max_question_bytes)
     chosen = lang or detect_language(text, rules.languages, rules.default_language)
-    anchors = question_anchors(text, chosen, exempt_names=rules.subject_names)
     # Normalised once: every later check on the whole question reads these forms.
     normalized = normalize(text)
+    anchors = question_anchors(text, chosen, exempt_names=rules.subject_names, normalized=normalized)
     match = matching_text(normalized, normalized=True)
     matching = subject_texts(text, rules.subject_names, matching=match)
     about = mentions_subject(text, rules.subject_names, rules.pronoun, texts=matching)

@@ -232,8 +232,11 @@ def question_anchors(
     doc_freq: Mapping[str, int] | None = None,
     n_docs: int = 0,
     rare_cut: float = DEFAULT_RARE_CUT,
+    normalized: str | None = None,
 ) -> Anchors:
     """The anchors of one question.
+
+    ``normalized``: ``normalize(text)`` when the caller already has it (answer.front.Question).
 
     ``doc_freq`` maps analysed terms to the number of chunks holding them (a term missing
     from it is in none) out of ``n_docs``; without it (or with ``rare_cut`` 0) no word is rare.
@@ -318,7 +321,8 @@ def question_anchors(
                       script_free=all(_is_latin_word(t) for t in kept) and key in _LATIN_LANGS))
         i = j
 
-    for h in evaluative_heads(text, key, skip=taken | exempt, frame=frame):
+    for h in evaluative_heads(text, key, skip=taken | exempt, frame=frame,
+                              normalized=None if normalized is None else normalized.translate(_DIGITS)):
         head = _make(h, "head", key, script_free=False)
         if head is not None and not any(b.kind == "head" and b.words == head.words for b in found):
             found.append(head)

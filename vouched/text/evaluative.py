@@ -68,18 +68,20 @@ def _evaluative(lang: str) -> tuple[frozenset[tuple[str, ...]], frozenset[str]]:
     return frozenset(e for e in entries if e), generic
 
 
-def evaluative_heads(text: str, lang: str, *, skip: Iterable[str] = (), frame: Iterable[str] = ()) -> tuple[str, ...]:
+def evaluative_heads(text: str, lang: str, *, skip: Iterable[str] = (), frame: Iterable[str] = (),
+                     normalized: str | None = None) -> tuple[str, ...]:
     """The words an evaluative question asks to rank ("What is the best restaurant in Lisboa?"
     → ("restaurant",)); () when the question judges nothing. ``skip``: words already anchors
     (names, codes) or exempt; ``frame``: the question-frame words of the language. Pure; per
-    language, from small lexicons (``_EVALUATIVE``)."""
+    language, from small lexicons (``_EVALUATIVE``). ``normalized``: ``normalize(text)`` when
+    the caller has it (read instead of normalising again)."""
     key = _lang_key(lang) or ""
     entries, generic = _evaluative(key)
     if not entries:
         return ()
     if key == "zh":
-        return _han_heads(text, frozenset(_GENERIC_HEADS["zh"].split()))
-    ws = words(text)
+        return _han_heads(text, frozenset(_GENERIC_HEADS["zh"].split()), normalized)
+    ws = words(text) if normalized is None else words(normalized, normalized=True)
     stop = stopwords(key) | stopwords("en")
     frame = frozenset(frame)
     judged = {w for e in entries for w in e}
@@ -121,11 +123,11 @@ def evaluative_heads(text: str, lang: str, *, skip: Iterable[str] = (), frame: I
     return tuple(dict.fromkeys(out))
 
 
-def _han_heads(text: str, generic: frozenset[str]) -> tuple[str, ...]:
+def _han_heads(text: str, generic: frozenset[str], normalized: str | None = None) -> tuple[str, ...]:
     """Chinese: the two characters after the evaluative word (的 skipped), unless generic."""
     from vouched.text import normalize
 
-    t = normalize(text)
+    t = normalize(text) if normalized is None else normalized
     out: list[str] = []
     for raw in sorted(_EVALUATIVE["zh"].split(), key=len, reverse=True):
         start = 0
