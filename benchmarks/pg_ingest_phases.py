@@ -18,7 +18,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from vouched.eval.bench_scale import DIM, load_sources, synth_corpus  # noqa: E402
-from vouched.store.pgserver import local_postgres, server_cpu_seconds  # noqa: E402
+from vouched.store.pgserver import BENCH_SETTINGS, local_postgres, server_cpu_seconds  # noqa: E402
 from vouched.store.postgres import PostgresStore  # noqa: E402
 
 VARIANTS = {  # name: (SET statements before the build, index options)
@@ -35,7 +35,7 @@ def main() -> None:
     src = load_sources(Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks")
     chunks, vecs, _ = synth_corpus(src, n)
     out: dict = {"n": n, "load_before": os.getloadavg(), "phases": {}}
-    with local_postgres() as pg:
+    with local_postgres(settings=BENCH_SETTINGS) as pg:
         st = PostgresStore(pg.dsn, keep_versions=1)
         st.migrations()  # connect + migrate outside the measurement
         mark = {"t": 0.0, "c": 0.0, "s": 0.0}

@@ -114,24 +114,28 @@ def test_env_dsn_overrides_config(monkeypatch, postgres_dsn):
         PostgresStore("")
 
 
-def test_dense_search_uses_the_versions_hnsw_index(pg_factory):
-    s = pg_factory(exact_below=0)
+@pytest.mark.parametrize("hnsw_type", ["halfvec", "vector"])
+def test_dense_search_uses_the_versions_hnsw_index(pg_factory, hnsw_type):
+    s = pg_factory(exact_below=0, hnsw_type=hnsw_type)
     write(s, [ck(f"n{i}#0", f"note {i} about lantern number {i}") for i in range(300)])
     vid = s.current_version().id
     q = EMB.embed_queries(["lantern 7"])[0]
     with s._conn() as conn:
+        assert conn.execute("SELECT ann_type FROM corpus_versions WHERE id = %s", (vid,)).fetchone()[0] == hnsw_type
         conn.execute("SET enable_seqscan = off")  # and no sort: only an index matching the query can order
         conn.execute("SET enable_sort = off")
         plan = "\n".join(r[0] for r in conn.execute(
             f"EXPLAIN SELECT chunk_id FROM chunks c WHERE c.version_id = {vid} AND c.vec IS NOT NULL AND c.tenant = 'default' "
-            f"ORDER BY c.vec::vector(64) <=> %s::vector(64) LIMIT 5", ["[" + ",".join(map(str, q)) + "]"]))
+            f"ORDER BY c.vec::{hnsw_type}(64) <=> %s::{hnsw_type}(64) LIMIT 5", ["[" + ",".join(map(str, q)) + "]"]))
         conn.execute("RESET enable_seqscan")
         conn.execute("RESET enable_sort")
     assert f"chunks_v{vid}_hnsw" in plan
     got = s.dense_search(q, TODAY, 5)
-    assert len(got) == 5 and got == sorted(got, key=lambda x: -x[1])
+    assert len(got) == 5 and got == sorted(got, key=lambda x: -x[1]) and got.plan == "hnsw"
     s.exact_below = 10_000  # the same version searched exactly: HNSW found the true top 5 here
-    assert [i for i, _ in s.dense_search(q, TODAY, 5)] == [i for i, _ in got]
+    exact = s.dense_search(q, TODAY, 5)
+    assert exact.plan == "exact" and [i for i, _ in exact] == [i for i, _ in got]
+    assert [x for _, x in got] == pytest.approx([x for _, x in exact], abs=1e-9)  # scores from the float32 rows
 
 
 @given(st.integers(10, 2000), st.integers(1, 5000))

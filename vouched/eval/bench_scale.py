@@ -280,10 +280,10 @@ class _open_store:
             exact = SQLiteStore(path, keep_versions=1, ann_min_chunks=0, keyword_index_min_chunks=0) if big else None
             self._stores = [s for s in (store, exact) if s is not None]
             return store, lambda: sum(p.stat().st_size for p in self.workdir.glob(path.name + "*")), exact
-        from vouched.store.pgserver import local_postgres
+        from vouched.store.pgserver import BENCH_SETTINGS, local_postgres
         from vouched.store.postgres import PostgresStore
 
-        self._pg = local_postgres()
+        self._pg = local_postgres(settings=BENCH_SETTINGS)
         pg = self._pg.__enter__()
         store = PostgresStore(pg.dsn, keep_versions=1)
         from vouched.store.pgserver import server_cpu_seconds

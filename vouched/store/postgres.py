@@ -141,7 +141,7 @@ class PostgresStore:
 
     def __init__(self, dsn: str = "", *, schema: str = "vouched", keep_versions: int = 2,
                  pool_size: int = 8, ef_search: int = 200, exact_below: int = 20_000,
-                 maintenance_work_mem: str = "1GB") -> None:
+                 maintenance_work_mem: str = "1GB", hnsw_type: str = "halfvec") -> None:
         self.dsn = os.environ.get(DSN_ENV) or dsn
         if not self.dsn:
             raise StoreError(f"[store] backend = \"postgres\" needs a dsn: set store.dsn in vouched.toml or {DSN_ENV}")
@@ -157,12 +157,15 @@ class PostgresStore:
         if not re.fullmatch(r"\d+\s*(kB|MB|GB)", maintenance_work_mem):
             raise StoreError(f"maintenance_work_mem must look like '1GB' or '512MB', got {maintenance_work_mem!r}")
         self.maintenance_work_mem = maintenance_work_mem
+        if hnsw_type not in ("halfvec", "vector"):
+            raise StoreError(f"hnsw_type must be 'halfvec' or 'vector', got {hnsw_type!r}")
+        self.hnsw_type = hnsw_type  # the type new versions' HNSW graphs are built on (migration 4)
         self.on_index_progress: Callable[[int, int], None] | None = None  # (done, total) during the HNSW build
         self.on_write_phase: Callable[[str], None] | None = None  # called as each write phase ends (benchmarks: server CPU per phase)
         self._pool = None
         self._lock = threading.Lock()
         self._df_cache = DocFreqCache()
-        self._meta: tuple[int, int, int, bool, int] | None = None  # the current version's _current_meta, as last read
+        self._meta: tuple[int, int, int, bool, int, str] | None = None  # the current version's _current_meta, as last read
         self._conn_ef: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> hnsw.ef_search set on it
 
     # -- connections and migrations -----------------------------------------------------------
@@ -271,15 +274,15 @@ class PostgresStore:
                             "FROM corpus_versions ORDER BY id").fetchall()
         return [CorpusVersion(*r) for r in rows]
 
-    def _current_meta(self, conn) -> tuple[int, int, int, bool, int]:
-        """(id, dim, chunk_count, impact, total_terms) of the current version, in one round trip."""
-        row = conn.execute("SELECT v.id, v.dim, v.chunk_count, v.impact, v.total_terms FROM store_state s "
+    def _current_meta(self, conn) -> tuple[int, int, int, bool, int, str]:
+        """(id, dim, chunk_count, impact, total_terms, ann_type) of the current version, in one round trip."""
+        row = conn.execute("SELECT v.id, v.dim, v.chunk_count, v.impact, v.total_terms, v.ann_type FROM store_state s "
                            "JOIN corpus_versions v ON v.id = s.current_version").fetchone()
         if row is None:
             self._require_current(conn)  # raises the no-corpus error
-        return int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4])
+        return int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4]), str(row[5])
 
-    def _cached_meta(self, conn) -> tuple[int, int, int, bool, int]:
+    def _cached_meta(self, conn) -> tuple[int, int, int, bool, int, str]:
         """_current_meta as last read (no round trip); a search using it gates its statement with `_gate`."""
         meta = self._meta
         if meta is None:
@@ -341,9 +344,9 @@ class PostgresStore:
             previous = self.current_version(conn)
             w.check_shrink(previous)
             vid = conn.execute(
-                "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms, impact) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,0,TRUE) RETURNING id",
-                (chash, created, w._note, w._model, dim, len(chunks), len(w._records)),
+                "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms, "
+                "impact, ann_type) VALUES (%s,%s,%s,%s,%s,%s,%s,0,TRUE,%s) RETURNING id",
+                (chash, created, w._note, w._model, dim, len(chunks), len(w._records), self.hnsw_type),
             ).fetchone()[0]
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
@@ -414,7 +417,8 @@ class PostgresStore:
                 # the graph built in memory is several times faster than one spilling to disk
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{self.maintenance_work_mem}'")
                 with self._watch_index_build(conn):
-                    conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::vector({dim})) vector_cosine_ops) "
+                    t = self.hnsw_type  # halfvec: a graph of float16 copies, half the pages to build and to walk
+                    conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::{t}({dim})) {t}_cosine_ops) "
                                  f"WHERE version_id = {int(vid)}")
                 times["hnsw_build_s"] = time.perf_counter() - t0
                 self._phase_done("hnsw_build")
@@ -531,7 +535,7 @@ class PostgresStore:
 
     def _keyword_in(self, conn, meta: tuple, terms: list[str], where: str, args: list, limit: int) -> Hits:
         """keyword_search over the version `meta` names; nothing if that version is no longer current."""
-        vid, _dim, n, impact, _total_terms = meta
+        vid, _dim, n, impact, _total_terms, _ann = meta
         where = self._gate(vid) + where
         # plan "impact" (postings alone, then filters) or "join" (versions written before migration 2)
         if not impact:
@@ -593,23 +597,35 @@ class PostgresStore:
             if q.shape[0] != meta[1] and meta[1]:
                 meta = self._meta = self._current_meta(conn)  # a new version may have another dimension
             while True:
-                vid, dim, n, _impact, _terms = meta
+                vid, dim, n, _impact, _terms, ann = meta
                 if not dim or limit <= 0:
                     if (meta := self._stale(conn, meta)) is None:
                         return []
                     continue
                 if q.shape[0] != dim:
                     raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {dim}: re-ingest with this embedder")
-                # The cast matches the version's partial HNSW index; without it no index applies: exact.
-                col = "c.vec" if n <= self.exact_below else f"c.vec::vector({dim})"
-                plan = "exact" if n <= self.exact_below else "hnsw"
-                sql = (f"SELECT c.chunk_id, 1 - ({col} <=> %s::vector({dim})) AS s FROM chunks c "
-                       f"WHERE c.version_id = {vid} AND c.vec IS NOT NULL{self._gate(vid)}{where} "
-                       f"ORDER BY {col} <=> %s::vector({dim}), c.rowid LIMIT %s")
-                if n > self.exact_below:
-                    self._set_ef_search(conn, dense_ef_search(self.ef_search, limit))
                 qtext = _vec_text(q)
-                rows = conn.execute(sql, [qtext, *args, qtext, limit]).fetchall()
+                where_v = f"c.version_id = {vid} AND c.vec IS NOT NULL{self._gate(vid)}{where}"
+                if n <= self.exact_below:  # no cast: no index applies, an exact scan
+                    plan = "exact"
+                    sql = (f"SELECT c.chunk_id, 1 - (c.vec <=> %s::vector({dim})) AS s FROM chunks c WHERE {where_v} "
+                           f"ORDER BY c.vec <=> %s::vector({dim}), c.rowid LIMIT %s")
+                    params = [qtext, *args, qtext, limit]
+                elif ann == "halfvec":
+                    # the graph walks float16 copies; the rows found are scored and ordered by their float32 vectors
+                    plan = "hnsw"
+                    sql = (f"SELECT h.chunk_id, 1 - h.d FROM (SELECT c.chunk_id, c.rowid, c.vec <=> %s::vector({dim}) AS d "
+                           f"FROM chunks c WHERE {where_v} ORDER BY c.vec::halfvec({dim}) <=> %s::halfvec({dim}), c.rowid "
+                           f"LIMIT %s) h ORDER BY h.d, h.rowid")
+                    params = [qtext, *args, qtext, limit]
+                else:  # the cast matches the version's partial HNSW index (float32 graph, versions before migration 4)
+                    plan = "hnsw"
+                    sql = (f"SELECT c.chunk_id, 1 - (c.vec::vector({dim}) <=> %s::vector({dim})) AS s FROM chunks c "
+                           f"WHERE {where_v} ORDER BY c.vec::vector({dim}) <=> %s::vector({dim}), c.rowid LIMIT %s")
+                    params = [qtext, *args, qtext, limit]
+                if plan == "hnsw":
+                    self._set_ef_search(conn, dense_ef_search(self.ef_search, limit))
+                rows = conn.execute(sql, params).fetchall()
                 if rows or (meta := self._stale(conn, meta)) is None:
                     return Hits([(r[0], float(r[1])) for r in rows], plan)
 
