@@ -2,6 +2,11 @@
 
     .venv/bin/python benchmarks/pg_ingest_phases.py 100000            # chunks (bench scale's synthetic rows)
     .venv/bin/python benchmarks/pg_ingest_phases.py 20000 --variants  # then rebuild the HNSW index several ways
+    .venv/bin/python benchmarks/pg_ingest_phases.py 100000 --queries   # then where a hybrid query's time goes
+
+--queries: 41 hybrid searches (the first dropped), each store call the retriever makes timed
+(p50 per method and the calls a search makes), and EXPLAIN (ANALYZE, BUFFERS) of one dense and
+one keyword statement as the store sends them (captured from the connection).
 
 Phases are the store's own (`PostgresStore.on_write_phase`): prepare (hash, vectors encoded),
 copy_chunks (text analysis + binary COPY, streamed), copy_postings (server-side INSERT ...
@@ -17,7 +22,7 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from vouched.eval.bench_scale import DIM, load_sources, synth_corpus  # noqa: E402
+from vouched.eval.bench_scale import AS_OF, DIM, load_sources, percentile, synth_corpus, synth_queries  # noqa: E402
 from vouched.store.pgserver import BENCH_SETTINGS, local_postgres, server_cpu_seconds  # noqa: E402
 from vouched.store.postgres import PostgresStore  # noqa: E402
 
@@ -33,7 +38,7 @@ def main() -> None:
     n = int(sys.argv[1])
     variants = "--variants" in sys.argv
     src = load_sources(Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks")
-    chunks, vecs, _ = synth_corpus(src, n)
+    chunks, vecs, topics = synth_corpus(src, n)
     out: dict = {"n": n, "load_before": os.getloadavg(), "phases": {}}
     with local_postgres(settings=BENCH_SETTINGS) as pg:
         st = PostgresStore(pg.dsn, keep_versions=1)
@@ -75,9 +80,79 @@ def main() -> None:
                     out["variants"][name] = {"wall_s": round(time.perf_counter() - t, 2),
                                              "server_cpu_s": round((server_cpu_seconds(pg) or 0.0) - s, 2)}
                     print(name, out["variants"][name], file=sys.stderr, flush=True)
+        if "--queries" in sys.argv:
+            out["queries"] = hybrid_profile(st, synth_queries(src, topics, 41))
         st.close()
     out["load_after"] = os.getloadavg()
     print(json.dumps(out))
+
+
+def hybrid_profile(st: PostgresStore, qs) -> dict:
+    """Per store method: p50 ms and calls per hybrid search; EXPLAIN of the dense and keyword statements."""
+    from vouched.config import RetrievalSettings
+    from vouched.retrieve.hybrid import HybridRetriever
+    from vouched.types import SearchFilters
+
+    spent: dict[str, list[float]] = {}
+    calls: dict[str, int] = {}
+    for name in ("dense_search", "keyword_search", "get_terms", "get_chunks", "score_dense", "doc_freq", "current_version"):
+        orig = getattr(st, name)
+
+        def timed(*a, _orig=orig, _name=name, **k):
+            t = time.perf_counter()
+            try:
+                return _orig(*a, **k)
+            finally:
+                spent.setdefault(_name, []).append((time.perf_counter() - t) * 1000)
+                calls[_name] = calls.get(_name, 0) + 1
+
+        setattr(st, name, timed)
+    r = HybridRetriever(st, None, RetrievalSettings(), languages=("en",))
+    f = SearchFilters(as_of=AS_OF)
+    lat = []
+    for i, (q, v) in enumerate(qs):
+        if i == 1:
+            spent.clear()
+            calls.clear()
+        t = time.perf_counter()
+        r.search(q, filters=f, query_vector=v, query_lang="en")
+        lat.append((time.perf_counter() - t) * 1000)
+    m = len(qs) - 1
+    prof = {"hybrid_p50_ms": round(percentile(lat[1:], 50), 2),
+            "per_call": {k: {"p50_ms": round(percentile(v, 50), 2), "calls_per_search": round(calls[k] / m, 2),
+                             "ms_per_search": round(sum(v) / m, 2)} for k, v in spent.items()}}
+    # the statements as the store sends them, explained on the same connection settings
+    import psycopg
+
+    sent: list[tuple[str, object]] = []
+    orig_execute = psycopg.Connection.execute
+
+    def capture(self, query, params=None, **kw):
+        sent.append((query, params))
+        return orig_execute(self, query, params, **kw)
+
+    psycopg.Connection.execute = capture
+    try:
+        q, v = qs[3]
+        from vouched.text import analyze
+
+        st.dense_search(v, f, 100)
+        dense_sql = sent[-1]
+        st.keyword_search(analyze(q, "en", unique=True), f, 100)
+        kw_sql = sent[-1]
+    finally:
+        psycopg.Connection.execute = orig_execute
+    plans = {}
+    with st._conn() as conn:
+        st._set_ef_search(conn, 400)
+        for name, (sql, params) in (("dense", dense_sql), ("keyword", kw_sql)):
+            rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params).fetchall()
+            text = "\n".join(r[0] for r in rows)
+            import re
+
+            plans[name] = re.sub(r"'\[[-0-9.e,]+\]'", "'[...]'", text)  # the query vector, elided
+    prof["explain"] = plans
+    return prof
 
 
 if __name__ == "__main__":
