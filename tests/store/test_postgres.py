@@ -116,7 +116,8 @@ def test_env_dsn_overrides_config(monkeypatch, postgres_dsn):
 
 @pytest.mark.parametrize("hnsw_type", ["halfvec", "vector"])
 def test_dense_search_uses_the_versions_hnsw_index(pg_factory, hnsw_type):
-    s = pg_factory(exact_below=0, hnsw_type=hnsw_type)
+    schema = _schema()
+    s = pg_factory(schema, exact_below=0, hnsw_type=hnsw_type)
     write(s, [ck(f"n{i}#0", f"note {i} about lantern number {i}") for i in range(300)])
     vid = s.current_version().id
     q = EMB.embed_queries(["lantern 7"])[0]
@@ -136,6 +137,14 @@ def test_dense_search_uses_the_versions_hnsw_index(pg_factory, hnsw_type):
     exact = s.dense_search(q, TODAY, 5)
     assert exact.plan == "exact" and [i for i, _ in exact] == [i for i, _ in got]
     assert [x for _, x in got] == pytest.approx([x for _, x in exact], abs=1e-9)  # scores from the float32 rows
+    # a store configured for the other graph type searches this version by the graph it has
+    other = pg_factory(schema, exact_below=0, hnsw_type="vector" if hnsw_type == "halfvec" else "halfvec")
+    assert other.dense_search(q, TODAY, 5) == got
+
+
+def test_hnsw_type_is_checked(postgres_dsn):
+    with pytest.raises(StoreError, match="hnsw_type"):
+        PostgresStore(postgres_dsn, hnsw_type="float16")
 
 
 @given(st.integers(10, 2000), st.integers(1, 5000))
