@@ -22,9 +22,16 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from vouched.eval.bench_scale import AS_OF, DIM, load_sources, percentile, synth_corpus, synth_queries  # noqa: E402
-from vouched.store.pgserver import BENCH_SETTINGS, local_postgres, server_cpu_seconds  # noqa: E402
-from vouched.store.postgres import PostgresStore  # noqa: E402
+from vouched.eval.bench_scale import (
+    AS_OF,
+    DIM,
+    load_sources,
+    percentile,
+    synth_corpus,
+    synth_queries,
+)
+from vouched.store.pgserver import BENCH_SETTINGS, local_postgres, server_cpu_seconds
+from vouched.store.postgres import PostgresStore
 
 VARIANTS = {  # name: (SET statements before the build, index options)
     "default (2 parallel workers)": ([], ""),
