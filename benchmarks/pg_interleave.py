@@ -29,7 +29,7 @@ from vouched.eval.bench_scale import (
 )
 from vouched.retrieve.hybrid import HybridRetriever
 from vouched.store import SQLiteStore
-from vouched.store.pgserver import local_postgres
+from vouched.store.pgserver import BENCH_SETTINGS, local_postgres
 from vouched.types import SearchFilters
 
 n, nq = int(sys.argv[1]), int(sys.argv[2])
@@ -45,7 +45,7 @@ with ann.new_version(embedding_model="s", dim=DIM) as w:
 exact = SQLiteStore(p, keep_versions=1, ann_min_chunks=0, keyword_index_min_chunks=0)
 f = SearchFilters(as_of=AS_OF)
 print("sqlite-ann built", flush=True)
-with local_postgres() as pg:
+with local_postgres(settings=BENCH_SETTINGS) as pg:
     st = pgmod.PostgresStore(pg.dsn, keep_versions=1)
     with st.new_version(embedding_model="s", dim=DIM) as w:
         w.add(chunks, vecs)

@@ -114,24 +114,37 @@ def test_env_dsn_overrides_config(monkeypatch, postgres_dsn):
         PostgresStore("")
 
 
-def test_dense_search_uses_the_versions_hnsw_index(pg_factory):
-    s = pg_factory(exact_below=0)
+@pytest.mark.parametrize("hnsw_type", ["halfvec", "vector"])
+def test_dense_search_uses_the_versions_hnsw_index(pg_factory, hnsw_type):
+    schema = _schema()
+    s = pg_factory(schema, exact_below=0, hnsw_type=hnsw_type)
     write(s, [ck(f"n{i}#0", f"note {i} about lantern number {i}") for i in range(300)])
     vid = s.current_version().id
     q = EMB.embed_queries(["lantern 7"])[0]
     with s._conn() as conn:
+        assert conn.execute("SELECT ann_type FROM corpus_versions WHERE id = %s", (vid,)).fetchone()[0] == hnsw_type
         conn.execute("SET enable_seqscan = off")  # and no sort: only an index matching the query can order
         conn.execute("SET enable_sort = off")
         plan = "\n".join(r[0] for r in conn.execute(
             f"EXPLAIN SELECT chunk_id FROM chunks c WHERE c.version_id = {vid} AND c.vec IS NOT NULL AND c.tenant = 'default' "
-            f"ORDER BY c.vec::vector(64) <=> %s::vector(64) LIMIT 5", ["[" + ",".join(map(str, q)) + "]"]))
+            f"ORDER BY c.vec::{hnsw_type}(64) <=> %s::{hnsw_type}(64) LIMIT 5", ["[" + ",".join(map(str, q)) + "]"]))
         conn.execute("RESET enable_seqscan")
         conn.execute("RESET enable_sort")
     assert f"chunks_v{vid}_hnsw" in plan
     got = s.dense_search(q, TODAY, 5)
-    assert len(got) == 5 and got == sorted(got, key=lambda x: -x[1])
+    assert len(got) == 5 and got == sorted(got, key=lambda x: -x[1]) and got.plan == "hnsw"
     s.exact_below = 10_000  # the same version searched exactly: HNSW found the true top 5 here
-    assert [i for i, _ in s.dense_search(q, TODAY, 5)] == [i for i, _ in got]
+    exact = s.dense_search(q, TODAY, 5)
+    assert exact.plan == "exact" and [i for i, _ in exact] == [i for i, _ in got]
+    assert [x for _, x in got] == pytest.approx([x for _, x in exact], abs=1e-9)  # scores from the float32 rows
+    # a store configured for the other graph type searches this version by the graph it has
+    other = pg_factory(schema, exact_below=0, hnsw_type="vector" if hnsw_type == "halfvec" else "halfvec")
+    assert other.dense_search(q, TODAY, 5) == got
+
+
+def test_hnsw_type_is_checked(postgres_dsn):
+    with pytest.raises(StoreError, match="hnsw_type"):
+        PostgresStore(postgres_dsn, hnsw_type="float16")
 
 
 @given(st.integers(10, 2000), st.integers(1, 5000))
@@ -148,12 +161,15 @@ def test_hnsw_search_with_a_raised_ef_search_returns_the_exact_list(pg_factory):
     s = pg_factory(exact_below=0, ef_search=40)
     write(s, [ck(f"m{i}#0", f"entry {i} on harbour light {i % 17}") for i in range(120)])
     q = EMB.embed_queries(["harbour light 3"])[0]
-    got = s.dense_search(q, TODAY, 100)  # ef_search 400 for this query (SET LOCAL), the connection keeps 40
+    got = s.dense_search(q, TODAY, 100)  # ef_search 400 for this query, set on the connection once
     assert len(got) == 100  # exact_below=0: the HNSW plan
+    with s._conn() as conn:  # what the store believes a connection has is what the server has
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(s._conn_ef.get(conn, 40)) == "400"
+    assert len(s.dense_search(q, TODAY, 5)) == 5  # back to the configured 40 for a small limit
+    with s._conn() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == str(s._conn_ef.get(conn, 40)) == "40"
     s.exact_below = 10_000
     assert [i for i, _ in s.dense_search(q, TODAY, 100)] == [i for i, _ in got]
-    with s._conn() as conn:
-        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "40"
 
 
 @pytest.mark.parametrize("term", ["it's", "back\\slash", "a'b\\'c", "中文", "کتاب‌ها", "naïve", "x|y", "(a)", "!:*"])
@@ -316,3 +332,28 @@ def test_vectors_stay_in_the_heap_row(pg_factory):
     assert storage == "m"
     hits = s.dense_search(EMB.embed_queries(["long text 1"])[0], TODAY, 3)
     assert len(hits) == 3 and hits.plan == "exact"
+
+
+@pytest.mark.parametrize("exact_below", [10_000, 0])  # exact scan and HNSW plans
+def test_a_search_never_reads_a_version_another_replica_replaced(pg_factory, exact_below):
+    """Searches reuse the current version's metadata as last read; a statement gated on it returns
+    nothing once another process moved the pointer, and the store then re-reads and retries."""
+    schema = _schema()
+    reader, writer = pg_factory(schema, exact_below=exact_below), pg_factory(schema)
+    write(writer, [ck("old#0", "amber lantern by the quay"), ck("old2#0", "grey pebbles on the shore")])
+    q = EMB.embed_queries(["amber lantern"])[0]
+    terms = analyze("amber lantern", "en", unique=True)
+    assert [i for i, _ in reader.keyword_search(terms, TODAY, 5)] == ["old#0"]
+    assert {i for i, _ in reader.dense_search(q, TODAY, 5)} == {"old#0", "old2#0"}
+    # another replica writes a new version (the old one is kept: keep_versions 2) and switches to it
+    write(writer, [ck("new#0", "amber lantern near the harbour"), ck("new2#0", "a field of tall wheat"),
+                   ck("new3#0", "amber beads and a lantern")])
+    assert {i for i, _ in reader.keyword_search(terms, TODAY, 5)} == {"new#0", "new3#0"}
+    assert {i for i, _ in reader.dense_search(q, TODAY, 5)} == {"new#0", "new2#0", "new3#0"}
+    writer.switch_to()  # back to the first version, from the other store again
+    assert [i for i, _ in reader.keyword_search(terms, TODAY, 5)] == ["old#0"]
+    assert {i for i, _ in reader.dense_search(q, TODAY, 5)} == {"old#0", "old2#0"}
+    with psycopg.connect(reader.dsn, autocommit=True) as conn:  # a search with nothing to find still re-checks
+        conn.execute(f"UPDATE {schema}.store_state SET current_version = NULL")
+    with pytest.raises(StoreError, match="no corpus"):
+        reader.keyword_search(terms, TODAY, 5)

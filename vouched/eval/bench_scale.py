@@ -177,6 +177,17 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
             store.on_index_progress = on_index
         server_cpu = getattr(store, "bench_server_cpu", None)  # the local PostgreSQL's CPU seconds so far, or None
         s0 = server_cpu() if server_cpu else None
+        if server_cpu is not None:  # the server's and this process's CPU seconds per write phase
+            phase_cpu: dict = {}
+            last = {"s": s0, "c": time.process_time()}
+
+            def on_phase(name: str) -> None:
+                now_s, now_c = server_cpu(), time.process_time()
+                phase_cpu[name] = {"server": round(now_s - last["s"], 2), "client": round(now_c - last["c"], 2)}
+                last.update(s=now_s, c=now_c)
+
+            store.on_write_phase = on_phase
+            res["phase_cpu_s"] = phase_cpu
         t0, c0 = time.perf_counter(), time.process_time()
         with store.new_version(embedding_model="synthetic-384", dim=DIM, note="bench scale", progress=bar.update) as w:
             for start in range(0, n, 10_000):
@@ -280,10 +291,10 @@ class _open_store:
             exact = SQLiteStore(path, keep_versions=1, ann_min_chunks=0, keyword_index_min_chunks=0) if big else None
             self._stores = [s for s in (store, exact) if s is not None]
             return store, lambda: sum(p.stat().st_size for p in self.workdir.glob(path.name + "*")), exact
-        from vouched.store.pgserver import local_postgres
+        from vouched.store.pgserver import BENCH_SETTINGS, local_postgres
         from vouched.store.postgres import PostgresStore
 
-        self._pg = local_postgres()
+        self._pg = local_postgres(settings=BENCH_SETTINGS)
         pg = self._pg.__enter__()
         store = PostgresStore(pg.dsn, keep_versions=1)
         from vouched.store.pgserver import server_cpu_seconds
