@@ -72,6 +72,8 @@ Rules — all of them are checked automatically after you write, and an answer t
 9. """ + MARKER_RULE + "\n" + MARKER_EXAMPLE + "\n"
 
 # After the question, the last thing the model reads: language, the marker form, the NO_ANSWER way out.
+# Measured without its last sentence, the same model answered unanswerable questions it had refused,
+# one with a cited sentence no source states (docs/real-models.md), so the way out stays.
 REMINDER_TEMPLATE = (
     "Answer in {language}. End every sentence with its source marker: … [1]. … [2]. "
     "If the sources do not answer the question, reply with exactly {no_answer}."
