@@ -30,7 +30,7 @@ SOURCES = [
 
 
 def _rules(system: str) -> list[tuple[int, str]]:
-    return [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+)\. (.*)$", system, re.M)]
+    return [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+)\. (.*)$", system, re.MULTILINE)]
 
 
 def test_rules_are_numbered_in_order_and_none_was_dropped():
@@ -48,7 +48,7 @@ def test_rules_are_numbered_in_order_and_none_was_dropped():
 
 def test_marker_rule_is_the_last_rule_and_the_example_closes_the_system_prompt():
     system = system_prompt("Leila Navid", "she", "en")
-    n, last = _rules(system)[-1]
+    _, last = _rules(system)[-1]
     assert last == MARKER_RULE
     assert "A sentence without a marker is deleted" in MARKER_RULE
     assert 'never at the start (not "According to [1], ...")' in MARKER_RULE
