@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from vouched.guard.gate import SentenceGate, check_sentence
 from vouched.guard.prompt import (
     LANG_NAMES,
-    MARKER_PLACE,
+    MARKER_EXAMPLE,
     MARKER_RULE,
     NO_ANSWER,
     REMINDER_TEMPLATE,
@@ -52,12 +52,8 @@ def test_marker_rule_is_the_last_rule_and_the_example_closes_the_system_prompt()
     assert last == MARKER_RULE
     assert "A sentence without a marker is deleted" in MARKER_RULE
     assert 'never at the start (not "According to [1], ...")' in MARKER_RULE
-    assert system.rstrip("\n").endswith(MARKER_PLACE)
-    assert system.index(MARKER_RULE) < system.index(MARKER_PLACE)
-    # the position is said in words, in the system prompt and again after the question; no form is
-    # shown for the model to copy ("Sentence one [1]." and "… [1]." were both copied when shown)
-    assert "after the last word" in MARKER_PLACE and "after the last word" in REMINDER_TEMPLATE
-    assert "…" not in system and "Sentence one" not in system
+    assert system.rstrip("\n").endswith(MARKER_EXAMPLE)
+    assert system.index(MARKER_RULE) < system.index(MARKER_EXAMPLE)
 
 
 def _gated(text: str, sources: dict[int, str]) -> list:
@@ -65,26 +61,42 @@ def _gated(text: str, sources: dict[int, str]) -> list:
     return [*gate.feed(text), *gate.finish()]
 
 
-SAID = ["She has lived in Lisbon since 2019", "She gave three talks about search in 2024"]
-GIVEN = {1: SAID[0] + ".", 2: SAID[1] + ".", 3: SAID[1] + "."}
+FORMS = [MARKER_EXAMPLE.split(": ", 1)[1], REMINDER_TEMPLATE.split("source marker: ", 1)[1].split(" If ", 1)[0]]
 
 
-def test_sentences_written_as_the_prompt_asks_are_released():
-    """Each marker right after the last word, before the full stop: released sentence by sentence,
-    each citing its own source(s), markers stripped."""
-    verdicts = _gated(f"{SAID[0]} [1]. {SAID[1]} [2][3].", GIVEN)
-    assert [(v.ok, v.cited, v.released) for v in verdicts] == [(True, (1,), SAID[0] + "."), (True, (2, 3), SAID[1] + ".")]
+@pytest.mark.parametrize("form", FORMS)
+def test_the_form_shown_holds_no_words_to_copy(form):
+    """A model that copies the form word for word releases nothing (a worked example with words,
+    "Sentence one [1].", was copied so by the 1.5B model and released as text)."""
+    assert "…" in form and not any(ch.isalpha() for ch in form)
+    verdicts = _gated(form, {1: "x", 2: "y", 3: "z"})
+    assert verdicts and all(v.ok and not any(ch.isalnum() for ch in v.released) for v in verdicts)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_form_filled_in_is_what_the_gate_releases(form):
+    """Each "…" filled with a sentence of its source: released sentence by sentence, each citing
+    its own source(s); the same sentences without their markers are held (the rule is not weakened)."""
+    said = ["She has lived in Lisbon since 2019", "She gave three talks about search in 2024"]
+    sources = {1: said[0] + ".", 2: said[1] + ".", 3: said[1] + "."}
+    filled = form.replace("…", said[0], 1).replace("…", said[1], 1)
+    verdicts = _gated(filled, sources)
+    assert [v.ok for v in verdicts] == [True, True]
+    assert [v.released for v in verdicts] == [said[0] + ".", said[1] + "."]
+    assert verdicts[0].cited == (1,) and verdicts[1].cited[0] == 2
+    held = _gated(re.sub(r"\s*\[\d\]", "", filled), sources)
+    assert held and not held[0].ok and held[0].rule == "missing_marker"
 
 
 @pytest.mark.parametrize("text", [
-    f"{SAID[0]}. {SAID[1]}.",  # no marker at all
-    f"[1].\n{SAID[0]}.",  # the marker on a line of its own, then the sentence (seen with the "… [1]." form)
-    f"[1]. {SAID[0]}.",
+    "She has lived in Lisbon since 2019. She gave three talks about search in 2024.",  # no marker at all
+    "[1].\nShe has lived in Lisbon since 2019.",  # the form's marker on a line of its own, then the sentence (seen)
+    "[1]. She has lived in Lisbon since 2019.",
 ])
 def test_an_unmarked_sentence_stays_held(text):
-    """What the prompt asks the model to avoid is still held by the gate: the prompt was changed,
-    the rule was not (a bare marker before a sentence cites nothing for it)."""
-    verdicts = _gated(text, GIVEN)
+    """What the model wrote when it copied the form's marker alone is still held by the gate: the
+    prompt was changed, the rule was not (a bare marker before a sentence cites nothing for it)."""
+    verdicts = _gated(text, {1: "She has lived in Lisbon since 2019.", 2: "She gave three talks about search in 2024."})
     held = [v for v in verdicts if not v.ok]
     assert held and held[0].rule == "missing_marker"
     assert not any(v.ok and any(ch.isalpha() for ch in v.released) for v in verdicts)
