@@ -209,3 +209,60 @@ def test_marker_only_replies_are_empty_answers_not_released_text():
     s = summarise(rows)["all"]
     assert s["sentences"]["released"] == 0 and s["unanswerable_refused"] == 1
     assert s["empty_answers"] == ["u9", "a9"]
+
+
+# --- resuming a stopped run: only with the same prompt ---------------------------------------------------
+
+
+def test_prompt_fingerprint_follows_the_prompt(monkeypatch):
+    from vouched.answer import generate
+    from vouched.eval.real_model import prompt_fingerprint
+    from vouched.guard import prompt
+
+    first = prompt_fingerprint()
+    assert first == prompt_fingerprint() and len(first) == 12
+    monkeypatch.setattr(prompt, "REMINDER_TEMPLATE", prompt.REMINDER_TEMPLATE + " ")
+    assert prompt_fingerprint() != first  # the reminder after the question is part of the prompt
+    monkeypatch.undo()
+    monkeypatch.setattr(generate, "build_messages", lambda q, s, **k: [{"role": "user", "content": q}])
+    assert prompt_fingerprint() != first  # so is whatever the answer path builds
+
+
+def test_resumable_rows_keep_only_the_same_prompts_answers():
+    from vouched.eval.real_model import resumable_rows
+
+    prev = {"meta": {"prompt": "abc"}, "rows": [*ROWS, _row("e1", True, "error", [])]}
+    qs = [{"id": i} for i in ("a1", "u2", "e1", "new")]
+    kept = resumable_rows(prev, qs, "abc")
+    assert [r["id"] for r in kept] == ["a1", "u2"]  # asked before, not an error, and wanted now
+    for other in ({"meta": {"prompt": "xyz"}, "rows": ROWS}, {"meta": {}, "rows": ROWS}):
+        with pytest.raises(ValueError, match="prompt"):
+            resumable_rows(other, qs, "abc")
+
+
+def test_resume_asks_only_the_rest(tmp_path):
+    from vouched.config import load_config
+    from vouched.engine import Engine
+    from vouched.eval.real_model import prompt_fingerprint
+
+    Engine(load_config(copy_example_hashing("portfolio", tmp_path / "examples" / "portfolio"))).ingest()
+
+    qset = tmp_path / "set.jsonl"
+    qs = [{"id": "p1", "example": "portfolio", "lang": "en", "question": "What are her day rates?", "answerable": False},
+          {"id": "p2", "example": "portfolio", "lang": "en", "question": "What does she charge per hour?", "answerable": False}]
+    qset.write_text("".join(json.dumps(q) + "\n" for q in qs))
+    prev = tmp_path / "prev.json"
+    kept = _row("p1", False, "refused", [], layer="L1", category="fees")
+    prev.write_text(json.dumps({"meta": {"prompt": prompt_fingerprint()}, "rows": [kept]}))
+    out = tmp_path / "r"
+    argv = ["--set", str(qset), "--examples", "portfolio", "--config-dir", str(tmp_path / "examples"), "--base-url",
+            "http://127.0.0.1:9/v1", "--report", str(out), "--json", "--resume", str(prev)]
+    assert main(argv) == 0
+    report = json.loads((out / "real_model.json").read_text())
+    assert [r["id"] for r in report["rows"]] == ["p1", "p2"]
+    assert report["rows"][0] == kept  # kept, not asked again
+    assert report["rows"][1]["layer"] == "L1"  # asked: a fee question stops at L1, before any model call
+    assert report["meta"]["resumed"] == "1" and report["meta"]["prompt"] == prompt_fingerprint()
+    prev.write_text(json.dumps({"meta": {"prompt": "other"}, "rows": [kept]}))
+    with pytest.raises(SystemExit):
+        main(argv)

@@ -109,6 +109,31 @@ def load_labels(path: str | Path | None) -> dict[tuple[str, str], str]:
 # --- running -----------------------------------------------------------------------------------------
 
 
+def prompt_fingerprint() -> str:
+    """A short hash of the prompt the answer path builds (system rules, source layout, reminder),
+    for one fixed made-up question and source: two runs with the same fingerprint asked with the
+    same prompt, so ``--resume`` may keep one's rows in the other."""
+    import hashlib
+
+    from vouched.answer import generate
+    from vouched.guard.prompt import PromptSource
+
+    src = PromptSource(1, "x#1", "x", "Title", "Section", "2026-01-01", None, "Text.", flags=("current",))
+    msgs = generate.build_messages("Question?", [src], subject="Subject", pronoun="she", lang="es")
+    return hashlib.sha256(json.dumps(msgs, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+
+
+def resumable_rows(previous: dict, questions: Sequence[dict], fingerprint: str) -> list[dict]:
+    """The rows of a previous report to keep instead of asking again: those of ``questions``
+    (by id) the previous run asked with the same prompt. A report without a fingerprint or
+    with another one keeps nothing (ValueError): its answers came from a different prompt."""
+    got = previous.get("meta", {}).get("prompt")
+    if got != fingerprint:
+        raise ValueError(f"the previous report was asked with prompt {got!r}, this run's prompt is {fingerprint!r}")
+    want = {q["id"] for q in questions}
+    return [r for r in previous.get("rows", []) if r["id"] in want and r.get("outcome") != "error"]
+
+
 def _facts_found(text: str, facts: Sequence[str]) -> list[str]:
     from vouched.text import normalize
 
@@ -322,6 +347,7 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
     ap.add_argument("--shuffle", action="store_true",
                     help="ask in a seeded random order, so a run stopped early is still a random sample "
                          "(with --report the files are rewritten after every question)")
+    ap.add_argument("--resume", help="a previous real_model.json asked with the same prompt: keep its rows, ask only the rest")
     ap.add_argument("--context-tokens", type=int, default=1200)
     ap.add_argument("--max-output-tokens", type=int, default=200)
     ap.add_argument("--labels", help="JSONL of your labels on sentences: {id, sentence, label: correct|unsupported}")
@@ -348,6 +374,17 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
             questions = pick(qs, examples, args.answerable, args.unanswerable)
         if args.shuffle:
             random.Random(SEED).shuffle(questions)
+        fingerprint = prompt_fingerprint()
+        meta["prompt"] = fingerprint
+        kept: list[dict] = []
+        if args.resume:
+            try:
+                kept = resumable_rows(json.loads(Path(args.resume).read_text("utf-8")), questions, fingerprint)
+            except ValueError as exc:
+                ap.error(f"--resume: {exc}")
+            meta["resumed"] = str(len(kept))
+            asked = {r["id"] for r in kept}
+            questions = [q for q in questions if q["id"] not in asked]
         assistants, texts = {}, {}
         for ex in examples:
             a = _assistant(str(Path(args.config_dir) / ex / "vouched.toml"), args.base_url or "http://127.0.0.1:9/v1",
@@ -361,12 +398,13 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
 
             texts[ex] = fetch
 
-        done: list[dict] = []
+        done: list[dict] = list(kept)
+        total = len(kept) + len(questions)
 
         def show(r: dict) -> None:
             done.append(r)
             if args.report:  # a run stopped early still leaves its report
-                write_report(Path(args.report), {"meta": {**meta, "model": args.model, "partial": f"{len(done)} of {len(questions)}"},
+                write_report(Path(args.report), {"meta": {**meta, "model": args.model, "partial": f"{len(done)} of {total}"},
                                                  "summary": summarise(done, labels), "rows": done, "labels": []})
             if args.json:
                 return
@@ -377,7 +415,7 @@ def main(argv: list[str] | None = None, *, providers: dict[str, Any] | None = No
                   f"({r['seconds']} s)  {r['question']}", flush=True)
 
         t0 = time.perf_counter()
-        rows = run_questions(questions, assistants, progress=show, chunk_texts=texts)
+        rows = kept + run_questions(questions, assistants, progress=show, chunk_texts=texts)
         meta.setdefault("model", args.model)
         meta.setdefault("questions", str(len(rows)))
         meta.setdefault("wall_s", str(round(time.perf_counter() - t0)))
