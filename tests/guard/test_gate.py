@@ -89,7 +89,12 @@ RULE_CASES = [
     ("(NO_ANSWER)", "fa", "no_answer", "NO_ANSWER"),
     ("No answer here.", "en", None, None),
     ("xNO_ANSWER", "en", "no_answer", "NO_ANSWER"),  # never shown to the reader
-    ("no_answer", "en", None, None),
+    # a misspelt token (a real model wrote "No_ANSWER"): in any case, with its underscore
+    ("no_answer", "en", "no_answer", "NO_ANSWER"),
+    ("No_ANSWER.", "en", "no_answer", "NO_ANSWER"),
+    ("No_Answer [1].", "es", "no_answer", "NO_ANSWER"),
+    ("The sources give no answer to the second question of the form [1].", "en", None, None),
+    ("The field no_answer_flag is set to true [1].", "en", None, None),  # inside an identifier: not the token
 ]
 
 

@@ -18,8 +18,9 @@ Rules, checked in this order (``RULES``); the first one broken is the verdict:
    source that *this* sentence cites (``vouched.guard.values``: digits normalised, whole
    values only, "12,000" ≡ "12.000" ≡ "۱۲٬۰۰۰", "2023" is not in "20234").
 4. ``first_person`` — no first-person word (L5, ``vouched.guard.voice``).
-5. ``no_answer`` — the sentence is, or contains, ``NO_ANSWER`` (exact, upper-case; any
-   occurrence, even glued to other text — the token must never reach the reader); the
+5. ``no_answer`` — the sentence is, or contains, ``NO_ANSWER`` (exact: any occurrence, even
+   glued to other text — the token must never reach the reader; in another case, as models
+   misspell it, "No_ANSWER", as a word of its own; never "no answer" without the underscore); the
    pipeline answers with its fixed refusal. Because of the order, a sentence that both
    breaks a rule above and says NO_ANSWER is reported under that rule.
 

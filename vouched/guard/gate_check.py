@@ -16,6 +16,18 @@ from vouched.text.scripts import HAN_CLASS
 RULES = ("marker_range", "missing_marker", "unsupported_value", "unsupported_name", "first_person", "no_answer")
 DEFAULT_MIN_WORDS = 7
 NO_ANSWER = "NO_ANSWER"
+# The token as models misspell it ("No_ANSWER", "no_answer"): any case, with its underscore
+# (plain "no answer" is prose and stays prose).
+_NO_ANSWER_ANY_CASE = re.compile(r"(?<![A-Za-z0-9_])no_answer(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+def says_no_answer(text: str) -> bool:
+    """Whether ``text`` holds the NO_ANSWER token, in any case (never without its underscore)."""
+    return "_" in text and (NO_ANSWER in text or _NO_ANSWER_ANY_CASE.search(text) is not None)
+
+
+def _without_no_answer(text: str) -> str:
+    return _NO_ANSWER_ANY_CASE.sub(" ", text.replace(NO_ANSWER, " ")) if says_no_answer(text) else text
 _HAN = re.compile(f"[{HAN_CLASS}]")
 _WORD_TOKEN = re.compile(r"\S*?[^\W_]\S*")
 
@@ -60,7 +72,7 @@ def _check(
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "marker_range", bad))
     values = value_spans(text)
     # (No value: no digit outside a URL or address, whose words name_spans leaves out.)
-    names = name_spans(text if NO_ANSWER not in text else text.replace(NO_ANSWER, " "), lang, allowed,
+    names = name_spans(_without_no_answer(text), lang, allowed,
                        digits=bool(values) or "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text)
     if not cited and (values or names or word_count(text) >= min_words):
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
@@ -92,7 +104,7 @@ def _check(
             word = first_person_word(masked, lang)
     if word is not None:
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "first_person", word))
-    if NO_ANSWER in sentence:
+    if says_no_answer(sentence):
         return _tuple_new(GateVerdict, (sentence, "", cited, False, "no_answer", NO_ANSWER))
     return _tuple_new(GateVerdict, (sentence, text, cited, True, None, None))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from vouched.guard.gate_check import NO_ANSWER, GateVerdict, _tuple_new
+from vouched.guard.gate_check import GateVerdict, _tuple_new, says_no_answer
 from vouched.guard.gate_cuts import _TERMINAL
 from vouched.guard.gate_markers import _PARTIAL_MARKER, strip_markers
 from vouched.guard.names import _UPPER, NamePool, name_spans
@@ -94,7 +94,7 @@ class _EarlyStop:
             if pool is None:  # every source's words in one pool (found in one = found in the union)
                 pool = self._union_pool = NamePool("\n".join(p.text for p in self._pools.values()))
             for kind, raw, key in names:
-                if NO_ANSWER in raw:
+                if says_no_answer(raw):
                     continue
                 if not pool.has(kind, key):
                     return _tuple_new(GateVerdict, (buf[off:end].strip(), "", (), False, "unsupported_name", raw))
