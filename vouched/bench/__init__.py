@@ -20,7 +20,7 @@ _LAZY = {
     "verify_inputs": "vouched.bench.conditions",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = ["Condition", "check_targets", "load_condition", "machine_info", "run_retrieval_bench", "verify_inputs"]
 
 
 def __getattr__(name: str):
