@@ -1,16 +1,9 @@
-"""Injection detector benchmark: adversarial set, SciFact/SQuAD 2.0/XQuAD false flags, speed.
-
-    .venv/bin/python benchmarks/injection.py [--bench-dir ../shared/benchmarks] [--json]
-
-Exits 1 when a target is missed (see vouched.eval.injection_bench).
-"""
-
+"""Shim: the code is vouched/bench/injection.py (`python -m vouched.bench.injection`, same options and output)."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from vouched.eval.injection_bench import main  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from vouched.bench.injection import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -1,75 +1,9 @@
-"""PostgreSQL (hnsw.ef_search 200 and 400) against SQLite-HNSW: hybrid latency with the queries
-interleaved, so a changing load hits every backend alike, and each one's top-10 agreement with
-SQLite-exact on the same rows (bench scale's synthetic corpus).
-
-    .venv/bin/python benchmarks/pg_interleave.py 100000 101     # chunks, queries (the first is dropped)
-
-ef_search is chosen by switching `vouched.store.postgres.EF_PER_RESULT` (2: 200 for the
-retriever's 100 candidates, 4: 400) between queries. Needs the test extra (a private PostgreSQL).
-"""
-import os
+"""Shim: the code is vouched/bench/pg_interleave.py (`python -m vouched.bench.pg_interleave`, same options and output)."""
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from vouched.bench.pg_interleave import main
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import vouched.store.postgres as pgmod
-from vouched.config import RetrievalSettings
-from vouched.eval.bench_scale import (
-    AS_OF,
-    DIM,
-    load_sources,
-    percentile,
-    recall_at,
-    synth_corpus,
-    synth_queries,
-)
-from vouched.retrieve.hybrid import HybridRetriever
-from vouched.store import SQLiteStore
-from vouched.store.pgserver import BENCH_SETTINGS, local_postgres
-from vouched.types import SearchFilters
-
-n, nq = int(sys.argv[1]), int(sys.argv[2])
-src = load_sources(Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks")
-chunks, vecs, topics = synth_corpus(src, n)
-qs = synth_queries(src, topics, nq)
-work = Path(tempfile.mkdtemp(prefix="vouched-interleave-"))
-p = work / f"ann-{n}.sqlite"
-for x in work.glob(p.name + "*"): x.unlink()
-ann = SQLiteStore(p, keep_versions=1, ann_min_chunks=1, keyword_index_min_chunks=1)
-with ann.new_version(embedding_model="s", dim=DIM) as w:
-    w.add(chunks, vecs)
-exact = SQLiteStore(p, keep_versions=1, ann_min_chunks=0, keyword_index_min_chunks=0)
-f = SearchFilters(as_of=AS_OF)
-print("sqlite-ann built", flush=True)
-with local_postgres(settings=BENCH_SETTINGS) as pg:
-    st = pgmod.PostgresStore(pg.dsn, keep_versions=1)
-    with st.new_version(embedding_model="s", dim=DIM) as w:
-        w.add(chunks, vecs)
-    del chunks, vecs
-    print("pg built", w.build_times, flush=True)
-    R = lambda s: HybridRetriever(s, None, RetrievalSettings(), languages=("en",))
-    ra, rp, rx = R(ann), R(st), R(exact)
-    runs = {"sqlite-ann": (ra, None), "pg-ef200": (rp, 2), "pg-ef400": (rp, 4)}
-    lat = {k: [] for k in runs}; dense = {k: [] for k in runs}; kw = {k: [] for k in runs}; tops = {k: [] for k in runs}
-    ref = []
-    for qi, (q, v) in enumerate(qs):
-        names = list(runs)[qi % 3:] + list(runs)[:qi % 3]
-        for k in names:
-            r, per = runs[k]
-            if per: pgmod.EF_PER_RESULT = per
-            t = time.perf_counter()
-            res = r.search(q, filters=f, query_vector=v, query_lang="en")
-            lat[k].append((time.perf_counter() - t) * 1000)
-            dense[k].append(res.times.dense_ms); kw[k].append(res.times.keyword_ms)
-            tops[k].append([x.chunk.id for x in res.passages[:10]])
-        ref.append([x.chunk.id for x in rx.search(q, filters=f, query_vector=v, query_lang="en").passages[:10]])
-    for k in runs:
-        ag = np.mean([recall_at(g, r) for g, r in zip(tops[k][1:], ref[1:])])
-        print(f"{k}: hybrid p50 {percentile(lat[k][1:], 50):.1f} p95 {percentile(lat[k][1:], 95):.1f} ms, dense p50 {percentile(dense[k][1:], 50):.1f}, "
-              f"keyword p50 {percentile(kw[k][1:], 50):.1f}; top-10 agreement with SQLite-exact {ag:.4f} ({len(qs)-1} queries)", flush=True)
-    st.close()
-for x in work.glob(p.name + "*"): x.unlink()
+if __name__ == "__main__":
+    sys.exit(main())

@@ -177,7 +177,7 @@ def test_5xx_bodies_never_carry_the_detail():
 
 def test_old_import_paths_are_the_same_classes():
     from vouched.answer.analysis import InputError
-    from vouched.eval.bench_verify import BenchInputError as B1
+    from vouched.bench.verify import BenchInputError as B1
     from vouched.eval.datasets import BenchInputError as B2
     from vouched.llm.errors import ProviderError
     from vouched.pg import MigrationError, PgUnavailable

@@ -1,28 +1,17 @@
-"""The question's path through the code (benchmarks/path_walk.py): at most 8 returns to a file
+"""The question's path through the code (vouched/bench/path_walk.py): at most 8 returns to a file
 already left, for an answered and an L2-refused `vouched ask` (docs/architecture.md, "The walk")."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def path_walk():
-    spec = importlib.util.spec_from_file_location("path_walk", ROOT / "benchmarks" / "path_walk.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["path_walk"] = module  # dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop("path_walk", None)
+    return importlib.import_module("vouched.bench.path_walk")
 
 
 def test_a_return_is_a_visit_to_a_file_already_left(path_walk):

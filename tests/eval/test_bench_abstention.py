@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vouched.eval.bench_abstention import (
+from vouched.bench.abstention import (
     CATEGORIES, Result, bench_abstention_command, classify, contains_span, fixed_sample, normalize_answer,
     pick_threshold, run_abstention_bench, summarize, wh_word,
 )

@@ -1,4 +1,4 @@
-"""vouched.eval.bench_fabricated: typed answers, replacements that no source has, and the command."""
+"""vouched.bench.fabricated: typed answers, replacements that no source has, and the command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 import json
 import random
 
-from vouched.eval.bench_fabricated import (
+from vouched.bench.fabricated import (
     _fold,
     answer_kind,
     bench_fabricated_command,

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from vouched.cli import app
 from vouched.errors import BenchInputError, exit_code
-from vouched.eval.bench_run import (
+from vouched.bench.run import (
     RunCondition, argv_of, bench_run_command, check_run, load_any_condition, read_figures, verify_pins,
 )
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from vouched.eval import bench_scale as bs
+from vouched.bench import scale as bs
 from tests.helpers import SHARED, needs_shared
 
 BENCH = SHARED

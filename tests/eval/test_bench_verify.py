@@ -1,4 +1,4 @@
-"""vouched.eval.bench_verify: SciFact loading, negative pairs, metrics, the command's exit codes."""
+"""vouched.bench.verify: SciFact loading, negative pairs, metrics, the command's exit codes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vouched.embed import HashingEmbedder
-from vouched.eval.bench_verify import (
+from vouched.bench.verify import (
     CLASSES,
     BenchInputError,
     bench_verify_command,
@@ -154,7 +154,7 @@ def _toy_cases(claims: list[str]) -> list[tuple[str, str, str]]:
 
 
 def test_tuner_finds_a_separating_setting_and_agrees_with_decide():
-    from vouched.eval.bench_verify import tune
+    from vouched.bench.verify import tune
     from vouched.guard.verify import analyse, decide
 
     cases = _toy_cases(["Metformin increases insulin sensitivity in elderly patients.",
@@ -168,7 +168,7 @@ def test_tuner_finds_a_separating_setting_and_agrees_with_decide():
 
 
 def test_fit_is_deterministic_and_separates_a_toy_set():
-    from vouched.eval.bench_verify import _predict, fit_model
+    from vouched.bench.verify import _predict, fit_model
     from vouched.guard.verify import analyse
 
     cases = _toy_cases(["Metformin increases insulin sensitivity in elderly patients.",
@@ -220,7 +220,7 @@ class _Oracle:
 
 
 def test_run_bench_llm_scores_what_the_model_says(tiny):
-    from vouched.eval.bench_verify import run_bench_llm
+    from vouched.bench.verify import run_bench_llm
 
     data = load_scifact(tiny, check=False)
     hard = hard_negatives(data, [c for c in data.claims if c.split == "test"], HashingEmbedder(dim=128), lambda *_: None)
@@ -243,7 +243,7 @@ def test_run_bench_llm_scores_what_the_model_says(tiny):
 
 
 def test_sample_pairs_is_seeded_and_per_class():
-    from vouched.eval.bench_verify import Pair, sample_pairs
+    from vouched.bench.verify import Pair, sample_pairs
 
     pairs = [Pair(f"c{i}", "x", f"d{i}", CLASSES[i % 3], "label") for i in range(30)]
     a, b = sample_pairs(pairs, 4), sample_pairs(pairs, 4)
@@ -266,7 +266,7 @@ def test_command_llm_needs_an_endpoint(tmp_path):
 
 
 def test_keyword_hard_negatives_never_cite_and_rank_by_words(tiny):
-    from vouched.eval.bench_verify import hard_negatives_keyword
+    from vouched.bench.verify import hard_negatives_keyword
 
     data = load_scifact(tiny, check=False)
     hard = hard_negatives_keyword(data, data.claims)

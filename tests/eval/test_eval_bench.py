@@ -10,9 +10,9 @@ import yaml
 
 from vouched.errors import BenchInputError, exit_code
 from vouched.embed import CachedEmbedder, EmbeddingCache, HashingEmbedder
-from vouched.eval.bench_retrieval import machine_info, run_retrieval_bench, skip_first
-from vouched.eval.cli_bench import bench_retrieval_command
-from vouched.eval.conditions import MODES
+from vouched.bench.retrieval import machine_info, run_retrieval_bench, skip_first
+from vouched.bench.cli import bench_retrieval_command
+from vouched.bench.conditions import MODES
 from vouched.eval.datasets import load_beir
 
 
@@ -33,7 +33,7 @@ def test_skip_first_forwards_only_real_work():
 
 
 def test_progress_counts_exactly_the_passages_embedded(tmp_path):
-    from vouched.eval.bench_retrieval import _to_embed
+    from vouched.bench.retrieval import _to_embed
 
     emb = embedder(tmp_path)
     texts = ["alpha beta", "gamma delta", "alpha beta"]  # a repeat is embedded once

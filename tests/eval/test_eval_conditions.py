@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vouched.eval.conditions import Condition, check_targets, evaluate_targets, load_condition, verify_inputs
+from vouched.bench.conditions import Condition, check_targets, evaluate_targets, load_condition, verify_inputs
 from vouched.eval.datasets import BenchInputError, load_beir, load_dataset
 from tests.helpers import needs_shared
 
@@ -123,7 +123,7 @@ def test_repo_condition_files_match_the_shared_data(path):
 
 @needs_shared("xquad")
 def test_dataset_folders_select_their_repo_conditions():
-    from vouched.eval.cli_bench import default_dataset_dir, plan_conditions
+    from vouched.bench.cli import default_dataset_dir, plan_conditions
 
     plans, notes = plan_conditions(default_dataset_dir("xquad"), None)
     assert sorted(p.name for p in plans) == ["xquad-es-en", "xquad-es-es"] and not notes

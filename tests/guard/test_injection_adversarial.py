@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vouched.eval.injection_bench import TARGETS, load_set, run_set
+from vouched.bench.injection import TARGETS, load_set, run_set
 
 
 def test_adversarial_set_targets():

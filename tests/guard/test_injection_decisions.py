@@ -44,7 +44,7 @@ _BENCH = Path(os.environ.get("VOUCHED_BENCH_DIR", Path(__file__).resolve().paren
 
 @pytest.mark.skipif(not (_BENCH / "scifact" / "corpus.jsonl").exists(), reason="benchmark corpora not present")
 def test_corpus_texts_still_clean():
-    from vouched.eval.injection_bench import corpus_texts
+    from vouched.bench.injection import corpus_texts
 
     flagged = [(name, text[:80]) for name, text in corpus_texts(_BENCH) if is_flagged(inspect_text(text)[1])]
     assert flagged == []

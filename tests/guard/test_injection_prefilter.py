@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vouched.eval.injection_bench import load_set
+from vouched.bench.injection import load_set
 from vouched.guard.injection import _compiled, _forms
 from vouched.guard.packs._query import QueryIndex, required_query
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from vouched.eval.l1_paraphrase import CORE, load_set, run
+from vouched.bench.l1_paraphrase import CORE, load_set, run
 
 
 def test_the_set_has_the_promised_size_and_is_not_copied_from_the_golden_sets():

@@ -439,7 +439,7 @@ def write_tiny_beir(root):
 
 def test_bench_reports_hybrid_rerank_with_its_sentence_cost(tmp_path, capsys):
     from vouched.embed import CachedEmbedder, EmbeddingCache
-    from vouched.eval.bench_retrieval import run_retrieval_bench
+    from vouched.bench.retrieval import run_retrieval_bench
     from vouched.eval.datasets import load_beir
 
     ds = load_beir(write_tiny_beir(tmp_path / "tiny"))
@@ -464,7 +464,7 @@ def test_bench_reports_hybrid_rerank_with_its_sentence_cost(tmp_path, capsys):
 
 
 def test_bench_sample_is_seeded_and_checks_no_target(tmp_path):
-    from vouched.eval.bench_retrieval import run_retrieval_bench, sample_queries
+    from vouched.bench.retrieval import run_retrieval_bench, sample_queries
     from vouched.eval.datasets import load_beir
 
     ds = load_beir(write_tiny_beir(tmp_path / "tiny"))

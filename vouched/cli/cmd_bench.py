@@ -29,7 +29,7 @@ def bench_run(
 
     Example: vouched bench run benchmarks/conditions/l1.yaml benchmarks/conditions/gate.yaml
     """
-    from vouched.eval.bench_run import bench_run_command
+    from vouched.bench.run import bench_run_command
 
     _exit_with(bench_run_command, files, as_json=as_json, check_only=check_only)
 
@@ -50,7 +50,7 @@ def bench_retrieval(
     SciFact: hours on a busy 2-core machine the first time, cached after). Exits 1 when a
     target of the condition file is missed.
     """
-    from vouched.eval.cli_bench import bench_retrieval_command
+    from vouched.bench.cli import bench_retrieval_command
 
     _exit_with(bench_retrieval_command, dataset, mode, as_json, runs, condition, sample=sample)
 
@@ -90,7 +90,7 @@ def bench_verify(
     (vouched.guard.verify_llm; labelled pairs and retrieval negatives only) and prints its
     balanced accuracy and seconds per claim beside the word model's on the same pairs.
     """
-    from vouched.eval.bench_verify import bench_verify_command
+    from vouched.bench.verify import bench_verify_command
 
     kinds = [k.strip() for k in negatives.split(",") if k.strip()]
     _exit_with(bench_verify_command, dataset, lexical_only=not embed, tune_on_train=tune_, as_json=as_json,
@@ -126,7 +126,7 @@ def bench_abstention(
     The first run embeds the paragraphs and their sentences (tens of minutes on 2 cores);
     later runs read the cache. Exits 1 when the run exceeds --budget-min, 2 on bad input.
     """
-    from vouched.eval.bench_abstention import bench_abstention_command
+    from vouched.bench.abstention import bench_abstention_command
 
     _exit_with(bench_abstention_command,
                dataset, sample=sample, all_questions=all_questions, seed=seed, calibration=calibration, threshold=threshold,
@@ -148,8 +148,8 @@ def bench_fabricated(
     the article, through the gate as the pipeline runs it. Targets per set: fabricated held
     >= 80%, right held <= 1%; exit 1 on a miss, 2 on bad input.
     """
-    from vouched.eval.bench_fabricated import bench_fabricated_command
-    from vouched.eval.cli_bench import repo_root
+    from vouched.bench.fabricated import bench_fabricated_command
+    from vouched.bench.cli import repo_root
 
     folder = benchmarks or (repo_root() / ".." / "shared" / "benchmarks").resolve()
     raise typer.Exit(bench_fabricated_command(folder, sample=sample, all_questions=all_questions, seed=seed,
@@ -201,7 +201,7 @@ def bench_scale(
     Targets: best backend's p50 < 40 ms at 10k and < 150 ms at 1M chunks; ANN recall@10 >= 0.95.
     Exits 1 when one is missed. Example: vouched bench scale --sizes 10k,100k --out /tmp/scale-out
     """
-    from vouched.eval.bench_scale import BACKENDS, bench_scale_command, parse_size
+    from vouched.bench.scale import BACKENDS, bench_scale_command, parse_size
 
     try:
         size_list = [parse_size(s) for s in sizes.split(",") if s.strip()]

@@ -78,7 +78,7 @@ from vouched.guard.verify_evidence import (
     passage_sentences,
 )
 from vouched.guard.verify_model import (
-    _EMBED_ONLY,  # noqa: F401  (re-exported: vouched.eval.bench_verify)
+    _EMBED_ONLY,  # noqa: F401  (re-exported: vouched.bench.verify)
     MODEL_FEATURES,
     VerifyModel,
     _model_verdict,

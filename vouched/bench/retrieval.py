@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from vouched.embed.base import Embedder, passages_counted, queries_counted
-from vouched.eval.conditions import MODES, Condition, check_targets, evaluate_targets
+from vouched.bench.conditions import MODES, Condition, check_targets, evaluate_targets
 from vouched.eval.datasets import BenchDataset, BenchInputError
 from vouched.eval.metrics import evaluate, percentile
 from vouched.types import SearchFilters

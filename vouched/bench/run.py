@@ -6,7 +6,7 @@ command's output, the targets, the figures a real run measured (with their toler
 exit status the command is expected to end with, and the machine, date and number of runs of
 that measurement. Inputs are checked before the command starts: a changed file is an input
 error (exit 2), never a changed score. The retrieval conditions (`benchmarks/retrieval/*.yaml`,
-vouched.eval.conditions) are condition files too; `bench run` runs them through
+vouched.bench.conditions) are condition files too; `bench run` runs them through
 `vouched bench retrieval --condition FILE`.
 
 Schema (unknown keys rejected):
@@ -219,14 +219,14 @@ def passed(checks: list[dict[str, Any]]) -> bool:
 
 # -- files -----------------------------------------------------------------------------------------
 def repo_root() -> Path:
-    from vouched.eval.cli_bench import repo_root as root
+    from vouched.bench.cli import repo_root as root
 
     return root()
 
 
 def load_any_condition(path: Path) -> tuple[str, Any]:
     """("run", RunCondition) or ("retrieval", Condition) for a condition file; BenchInputError otherwise."""
-    from vouched.eval.conditions import load_condition, read_condition_yaml
+    from vouched.bench.conditions import load_condition, read_condition_yaml
 
     path = Path(path)
     raw = read_condition_yaml(path)
@@ -275,7 +275,7 @@ def _env(root: Path) -> dict[str, str]:
 # -- running ---------------------------------------------------------------------------------------
 def run_condition(cond: RunCondition, root: Path, *, echo: bool = True) -> dict[str, Any]:
     """Verify the inputs, run setup and the command, read and check the figures: the report."""
-    from vouched.eval.bench_retrieval import machine_info
+    from vouched.bench.retrieval import machine_info
 
     problems = verify_pins(cond.inputs, root)
     if problems:
@@ -312,8 +312,8 @@ def run_condition(cond: RunCondition, root: Path, *, echo: bool = True) -> dict[
 
 
 def _run_retrieval(path: Path, as_json: bool) -> dict[str, Any]:
-    from vouched.eval.cli_bench import bench_retrieval_command
-    from vouched.eval.conditions import load_condition
+    from vouched.bench.cli import bench_retrieval_command
+    from vouched.bench.conditions import load_condition
 
     cond = load_condition(path)
     dataset = (repo_root() / cond.dataset.path).resolve()

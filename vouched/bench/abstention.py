@@ -313,7 +313,7 @@ def run_abstention_bench(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run the benchmark; returns the JSON-ready report. `sample=None` evaluates every question."""
-    from vouched.eval.bench_retrieval import _embed_corpus, _open_store, machine_info
+    from vouched.bench.retrieval import _embed_corpus, _open_store, machine_info
     from vouched.eval.calibrate import CalibrationCase, calibrate
     from vouched.eval.metrics import percentile
 

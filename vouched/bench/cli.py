@@ -1,7 +1,7 @@
 """`vouched bench retrieval`: pick the conditions, check inputs, run, print, return an exit code.
 
 (`vouched bench run benchmarks/retrieval/FILE.yaml` runs one of these conditions too, beside the
-other benchmarks' condition files in benchmarks/conditions/: vouched.eval.bench_run.)
+other benchmarks' condition files in benchmarks/conditions/: vouched.bench.run.)
 
 Exit codes: 0 every target met, 1 a target missed (returned); 2 bad input (raised as
 BenchInputError, mapped by the CLI's one table) (dataset missing or malformed, a checksum or count differing from the
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vouched.errors import EXIT_INPUT, EXIT_NO, EXIT_OK
-from vouched.eval.conditions import MODES, Condition, load_condition, verify_inputs
+from vouched.bench.conditions import MODES, Condition, load_condition, verify_inputs
 from vouched.eval.datasets import BenchInputError, detect_format, load_dataset
 
 BENCH_EXIT_OK, BENCH_EXIT_MISS, BENCH_EXIT_BAD_INPUT = EXIT_OK, EXIT_NO, EXIT_INPUT  # the one table (vouched.errors)
@@ -98,7 +98,7 @@ def bench_retrieval_command(
     Input that cannot be used — an unknown mode, a dataset missing or differing from its
     condition file — raises BenchInputError (exit 2) before any search runs.
     """
-    from vouched.eval.bench_retrieval import run_retrieval_bench
+    from vouched.bench.retrieval import run_retrieval_bench
 
     dataset = Path(dataset)
     modes = MODES if mode == "all" else (mode,)

@@ -604,7 +604,7 @@ def bench_verify_command(dataset: Path | None, *, lexical_only: bool, tune_on_tr
                          negatives_by: str = "dense") -> int:
     """What the CLI runs; returns the exit code (0 pass, 1 target missed, 2 bad input)."""
     if dataset is None:
-        from vouched.eval.cli_bench import default_dataset_dir
+        from vouched.bench.cli import default_dataset_dir
 
         dataset = default_dataset_dir("scifact")
     if embedder is None:

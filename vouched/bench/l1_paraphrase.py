@@ -157,3 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(json.dumps(rep.as_dict(), ensure_ascii=False, indent=1) if args.json else render(rep))
     return 0 if rep.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -181,3 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, v in checks:
         print(f"check {name:<20}: {'ok' if v else 'MISSED'}")
     return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -391,7 +391,7 @@ def add_agreement(results: list[dict], work: Path) -> None:
 
 
 def run_child(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path, timeout: float | None) -> dict:
-    cmd = [sys.executable, "-m", "vouched.eval.bench_scale", backend, str(n), str(queries), str(workdir), str(bench_dir)]
+    cmd = [sys.executable, "-m", "vouched.bench.scale", backend, str(n), str(queries), str(workdir), str(bench_dir)]
     # One BLAS thread: a single query is one matrix-vector product, memory-bound; on a loaded
     # machine OpenBLAS's spinning threads made it 50x slower (0.7 ms -> 45 ms at 2k rows, measured).
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
