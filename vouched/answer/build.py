@@ -77,9 +77,9 @@ class Parts:
     provider: "Lazy[Provider] | None"  # None: the extractive generator answers
     spend: "Lazy[Budget | None]"  # the monthly cap a paid call reserves against (None: no reservation)
     limiter: "Lazy[RateLimiter | None]"  # the rate limiter (its reader checks rate_limit.enabled)
+    texts: "Texts"  # the fixed texts (refusals, notices, replies) for the site's kind
     trace_sink: "Callable[[TraceRecord], None] | None" = None
     metrics: tuple[Any, ...] = field(default=())  # the metrics objects of the parts built so far (cache)
-    texts: "Texts | None" = None  # the fixed texts (refusals, notices, replies) for the site's kind
 
     def with_sink(self, sink: "Callable[[TraceRecord], None] | None") -> "Parts":
         import dataclasses

@@ -21,7 +21,6 @@ from vouched.answer.build import Parts
 from vouched.answer.events import DoneEvent, Event, NoticeEvent, RefusalEvent, SentenceEvent
 from vouched.answer.front import Previous, Question, Route, Rules, build_question, route
 from vouched.answer.generate import Generation
-from vouched.answer.outcomes import Texts
 from vouched.answer.scoring import Scoring, trace_rows
 from vouched.errors import InputError
 from vouched.guard.prompt import PromptSource
@@ -50,7 +49,7 @@ class Pipeline:
         self.packs = parts.packs
         self.rules = Rules.from_config(config, self.packs)
         self.subject_names = self.rules.subject_names
-        self.text = parts.texts if parts.texts is not None else Texts(config)
+        self.text = parts.texts
         self.cache = parts.cache
         self.scoring = Scoring(config, self.rules, parts.retriever)
 
