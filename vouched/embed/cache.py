@@ -133,6 +133,9 @@ class CachedEmbedder:
         if progress and len(texts) - len(missing):
             progress(len(texts) - len(missing))
         todo = sorted(missing.items(), key=lambda item: len(item[1]))  # like lengths together (see module doc)
+        expect = getattr(self.inner, "expect_passages", None)
+        if kind == "passage" and expect is not None and todo:
+            expect(len(todo))  # the job's size, though it arrives in WRITE_BATCH parts (E5 picks its kernel by it)
         computed: dict[bytes, np.ndarray] = {}
         for start in range(0, len(todo), WRITE_BATCH):
             part = todo[start : start + WRITE_BATCH]

