@@ -117,7 +117,7 @@ class E5Embedder:
                 try:
                     from vouched.embed.e5_onnx import OnnxE5
 
-                    self._onnx = OnnxE5(threads=self.threads, batch_tokens=self.batch_tokens)
+                    self._onnx = OnnxE5(threads=self.threads)  # its own padded batch size
                 except Exception as exc:
                     if self.kernel == "onnx":
                         raise EmbedderError(f"could not start the ONNX Runtime kernel: {exc}. Install onnx and "
