@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("dev", "holdout", "holdout2", "holdout3", "all"), default="dev",
+    ap.add_argument("--split", choices=("dev", "holdout", "holdout2", "holdout3", "holdout4", "all"), default="dev",
                     help="holdout2, holdout3: later holdouts, each written blind before its round (see the set's header)")
     ap.add_argument("--summary", action="store_true", help="the table and counts only, no rows (to score a holdout blind)")
     ap.add_argument("--set", type=Path, default=None, help="another set in the same TSV format")
