@@ -80,7 +80,13 @@ def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
         head = "" if is_han(f[0]) else r"(?<!\w)"
         if _ARABIC.match(f):
             head += _PROCLITIC  # و ب ل ک ف glued before the name: «بمارا», «ومارا»
-        tail = "" if is_han(f[-1]) else r"(?:'s|s'(?=\s|$)|')?(?!\w)"
+        if is_han(f[-1]):
+            tail = ""
+        elif f[-1].isascii():
+            # English possessive, and the German / Dutch genitive -s ("Maras Zeit", "Quints Büro")
+            tail = r"(?:'s|s'(?=\s|$)|'|s(?=\s))?(?!\w)"
+        else:
+            tail = r"(?:'s|s'(?=\s|$)|')?(?!\w)"
         alts.append(f"{head}{_inflected(f)}{tail}")
     return re.compile("|".join(alts))
 
