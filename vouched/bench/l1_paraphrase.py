@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", type=Path, default=None, help="another set in the same TSV format")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    splits = ("dev", "holdout", "holdout2", "holdout3") if args.split == "all" else (args.split,)
+    splits = ("dev", "holdout", "holdout2", "holdout3", "holdout4") if args.split == "all" else (args.split,)
     rep = run(load_set(args.set), splits=splits)
     if args.summary:
         text = render(rep)
