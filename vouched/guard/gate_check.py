@@ -9,9 +9,6 @@ from typing import Callable, Iterable, Mapping, NamedTuple
 
 from vouched.guard.gate_markers import _markers
 from vouched.guard.names import NamePool, name_keys, name_spans
-from functools import lru_cache
-
-from vouched.guard.names_words import _inflected, _key
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word, mask_source_quotes
 from vouched.text.scripts import HAN_CLASS
@@ -32,55 +29,6 @@ def says_no_answer(text: str) -> bool:
 def _without_no_answer(text: str) -> str:
     return _NO_ANSWER_ANY_CASE.sub(" ", text.replace(NO_ANSWER, " ")) if says_no_answer(text) else text
 _HAN = re.compile(f"[{HAN_CLASS}]")
-# Scripts without case and with spaces between words: a name there cannot be told from
-# another word, so in a short cited sentence every content word stands in for one.
-FRAGMENT_LANGS = frozenset({"fa", "ar", "hi"})
-_NON_LATIN_LETTER = re.compile(r"[^\W\d_a-zA-Z]")
-_YES_NO = ("بله", "آری", "آره", "خیر", "نه", "نعم", "أجل", "بلى", "لا", "كلا", "हाँ", "हां", "जी", "नहीं", "ना")
-_ANSWER_KEYS: frozenset[str] = frozenset()  # their keys, filled on first use (normalisation loads lazily)
-
-
-@lru_cache(maxsize=256)
-def _source_words(text: str) -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
-    """A source's word keys as the keyword tokeniser cuts them (Devanagari marks stay in their
-    word), and the keys of four characters or more by their first four (for inflections)."""
-    from vouched.text.words import words
-
-    keys = frozenset(_key(w) for w in words(text))
-    by: dict[str, list[str]] = {}
-    for k in keys:
-        if len(k) >= 4:
-            by.setdefault(k[:4], []).append(k)
-    return keys, {p: tuple(v) for p, v in by.items()}
-
-
-def fragment_found(key: str, source: str) -> bool:
-    """Whether a source has the word: itself, or inflected as the name rule allows (``_inflected``)."""
-    keys, by_prefix = _source_words(source)
-    if key in keys:
-        return True
-    return len(key) >= 4 and any(_inflected(key, k) for k in by_prefix.get(key[:4], ()))
-
-
-def fragment_words(text: str, lang: str | None, allowed: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
-    """(word, key) for each content word of `text` that the name rule must find, when `text` is
-    in fa/ar/hi; [] in any other language. Stop words, numbers, Latin words (names already)
-    and the subject's and site's names (`allowed`) are left out."""
-    if lang is None or lang[:2].lower() not in FRAGMENT_LANGS or _NON_LATIN_LETTER.search(text) is None:
-        return []
-    from vouched.text.words import content_words
-
-    global _ANSWER_KEYS
-    if not _ANSWER_KEYS:
-        _ANSWER_KEYS = frozenset(_key(w) for w in _YES_NO)
-    out = []
-    for word in content_words(text, lang[:2].lower()):
-        if not _NON_LATIN_LETTER.search(word) or any(c.isdigit() for c in word):
-            continue
-        key = _key(word)
-        if len(key) >= 2 and key not in allowed and key not in _ANSWER_KEYS:
-            out.append((word, key))
-    return out
 _WORD_TOKEN = re.compile(r"\S*?[^\W_]\S*")
 
 
@@ -147,13 +95,6 @@ def _check(
                 if pool.has(kind, key):
                     break
             else:
-                return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_name", raw))
-    if cited and lang is not None and lang[:2] in FRAGMENT_LANGS and word_count(text) < min_words:
-        # A short reply in a caseless script ("در پرتغال", "in Portugal") holds no name the rule
-        # above can see: each content word must then be a word of a cited source.
-        texts = [names_of(i).text for i in cited]
-        for raw, key in fragment_words(text, lang, allowed):
-            if not any(fragment_found(key, t) for t in texts):
                 return _tuple_new(GateVerdict, (sentence, "", cited, False, "unsupported_name", raw))
     word = first_person_word(text, lang)
     if word is not None and cited:
