@@ -168,18 +168,21 @@ async def test_provider_failure_mid_stream_is_an_error_event(site):
 
 
 async def test_timeout_before_the_first_event_is_504(site):
-    provider = ScriptedProvider(["The search ran on postgres [1]. It used hnsw indexes [1]."], delay=5)
-    cfg = with_settings(site, server={"request_timeout_s": 0.3})
+    provider = ScriptedProvider(["The search ran on postgres [1]. It used hnsw indexes [1]."], delay=30)
+    cfg = with_settings(site, server={"request_timeout_s": 1.0})
     app = create_app(cfg, assistant=scripted_assistant(cfg, provider, RecordingSpend()))
     r = await ask(app, {"question": Q})
     assert r.status_code == 504 and r.json()["error"]["type"] == "timeout"
-    assert provider.cancelled  # the provider stream was closed, not left running
+    # The provider stream was closed, not left running. On a loaded machine the deadline can pass
+    # before the pipeline opened (or first read) the stream; then there is nothing to cancel, but
+    # any stream it did open must still be closed.
+    assert provider.calls <= 1 and all(s.closed and s.cancelled for s in provider.streams)
 
 
 async def test_timeout_mid_stream_cuts_with_an_error_event(site):
-    chunks = ["The search ran on postgres with pgvector [1]. It used hnsw indexes", " [1].", " More", " text"]
-    provider = ScriptedProvider(chunks, delay=0.15)
-    cfg = with_settings(site, server={"request_timeout_s": 0.5})
+    chunks = ["The search ran on postgres with pgvector [1]. It used hnsw indexes", " [1].", " More"] + [" text"] * 20
+    provider = ScriptedProvider(chunks, delay=0.15)  # ~3.5 s of stream: cut at 1.5 s even when retrieval is slow
+    cfg = with_settings(site, server={"request_timeout_s": 1.5})
     spend = RecordingSpend()
     app = create_app(cfg, assistant=scripted_assistant(cfg, provider, spend))
     r = await ask(app, {"question": Q})
