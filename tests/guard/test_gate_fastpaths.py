@@ -69,6 +69,7 @@ class _ReferenceGate:
         self._need = -1
         self.failed = None
         self.closed = False
+        self._carry = None
 
     @property
     def pending(self) -> str:
@@ -126,8 +127,10 @@ class _ReferenceGate:
             piece = self._text()[self._off : cut].strip()
             self._advance(cut)
             if piece:
+                piece = G.with_leading_citation(self._carry, piece)
                 verdict = G._check(piece, self._values, self._values.__getitem__,
                                    self._lang, self._min_words, self._pools.__getitem__, frozenset())
+                self._carry = G.leading_citation(verdict)
                 out.append(verdict)
                 if not verdict.ok:
                     self.failed = verdict

@@ -88,18 +88,42 @@ def test_the_form_filled_in_is_what_the_gate_releases(form):
     assert held and not held[0].ok and held[0].rule == "missing_marker"
 
 
-@pytest.mark.parametrize("text", [
-    "She has lived in Lisbon since 2019. She gave three talks about search in 2024.",  # no marker at all
-    "[1].\nShe has lived in Lisbon since 2019.",  # the form's marker on a line of its own, then the sentence (seen)
-    "[1]. She has lived in Lisbon since 2019.",
-])
-def test_an_unmarked_sentence_stays_held(text):
-    """What the model wrote when it copied the form's marker alone is still held by the gate: the
-    prompt was changed, the rule was not (a bare marker before a sentence cites nothing for it)."""
-    verdicts = _gated(text, {1: "She has lived in Lisbon since 2019.", 2: "She gave three talks about search in 2024."})
+def test_an_unmarked_sentence_stays_held():
+    """A sentence with no marker at all is held, whatever the prompt says."""
+    verdicts = _gated("She has lived in Lisbon since 2019. She gave three talks about search in 2024.",
+                      {1: "She has lived in Lisbon since 2019.", 2: "She gave three talks about search in 2024."})
     held = [v for v in verdicts if not v.ok]
     assert held and held[0].rule == "missing_marker"
     assert not any(v.ok and any(ch.isalpha() for ch in v.released) for v in verdicts)
+
+
+LIVED = {1: "She has lived in Lisbon since 2019.", 2: "She gave three talks about search in 2024."}
+
+
+@pytest.mark.parametrize("text", [
+    "[1].\nShe has lived in Lisbon since 2019.",  # the marker on a line of its own, then the sentence (seen)
+    "[1]. She has lived in Lisbon since 2019.",  # seen from Qwen2.5-Coder on the runbook and portfolio
+])
+def test_a_bare_marker_before_a_sentence_cites_that_sentence(text):
+    """A leading citation (the model put "[1]." before its sentence, and the splitter cut it off) cites
+    the next sentence — which is then checked against that source by every rule, as a marker placed
+    anywhere inside a sentence is ("According to [1], ..." below)."""
+    verdicts = _gated(text, LIVED)
+    assert [v.ok for v in verdicts] == [True, True]
+    assert verdicts[1].cited == (1,) and verdicts[1].released == "She has lived in Lisbon since 2019."
+
+
+@pytest.mark.parametrize("text,rule", [
+    ("[2]. She has lived in Lisbon since 2019.", "unsupported_value"),  # cited to the wrong source
+    ("[1]. She gave three talks about search in 2024.", "unsupported_value"),
+    ("[1]. She has lived in Lisbon since 2019. She gave three talks about search in 2024.", "missing_marker"),
+    ("[9]. She has lived in Lisbon since 2019.", "marker_range"),
+])
+def test_a_bare_marker_cites_one_sentence_and_only_its_own_sources(text, rule):
+    verdicts = _gated(text, LIVED)
+    held = [v for v in verdicts if not v.ok]
+    assert held and held[0].rule == rule
+    assert not any(v.ok and "2024" in v.released for v in verdicts)
 
 
 def test_marker_at_the_start_is_accepted_by_the_gate_but_the_prompt_asks_for_the_end():

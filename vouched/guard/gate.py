@@ -24,6 +24,14 @@ Rules, checked in this order (``RULES``); the first one broken is the verdict:
    pipeline answers with its fixed refusal. Because of the order, a sentence that both
    breaks a rule above and says NO_ANSWER is reported under that rule.
 
+A leading citation: a unit that is nothing but markers and punctuation ("[1].", "[2][3]:"),
+as a model writes when it puts the citation before its sentence, is ok on its own (it
+releases no text) and its markers cite the next sentence when that sentence has no marker
+of its own (``leading_citation``, ``with_leading_citation``). The next sentence is checked,
+by every rule, as "[1] The sentence ..." — the verdict's ``sentence`` shows the markers where
+they were carried — so its values and names must be in the sources so cited. A sentence with
+markers of its own keeps exactly its own.
+
 Markers are checked on the sentence as written; the other rules run on the sentence with
 its markers stripped, which is also what is released (``GateVerdict.released``). Markers
 use ASCII brackets (digits of any script inside); full-width 【1】 or ［1］ are not markers,
@@ -75,6 +83,8 @@ from vouched.guard.gate_check import (
     _tuple_new,  # noqa: F401 (re-exported)
     allowed_keys,
     check_sentence,
+    leading_citation,
+    with_leading_citation,
     word_count,
 )
 from vouched.guard.gate_cuts import (
@@ -171,6 +181,7 @@ class SentenceGate(_Drain, _EarlyStop):
         self._scan_part = 0  # its index in _parts
         self._failed: GateVerdict | None = None
         self._closed = False
+        self._carry: str | None = None  # a leading citation's markers, for the next sentence
         self._probe_at = 0  # the early stop: offset probed up to (may go below 0)
         if early_stop:
             # Look at every completed word as it arrives (see ``_feed_early``).
@@ -330,8 +341,10 @@ class SentenceGate(_Drain, _EarlyStop):
             piece = self._parts[0][self._off : cut].strip()  # _next_cut joined the parts
             self._advance(cut)
             if piece:
+                piece = with_leading_citation(self._carry, piece)
                 verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words,
                                  self._pool_of, self._allowed)
+                self._carry = leading_citation(verdict)
                 out.append(verdict)
                 if not verdict[3]:  # ok
                     self._failed = verdict

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Mapping, NamedTuple
 
-from vouched.guard.gate_markers import _markers
+from vouched.guard.gate_markers import _MARKER, _markers
 from vouched.guard.names import NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word, mask_source_quotes
@@ -43,6 +43,33 @@ class GateVerdict(NamedTuple):
     rule: str | None  # one of RULES when not ok
     value: str | None  # the offending marker / value / word
 
+
+
+_BARE = re.compile(r"[\W_]*\Z")
+
+
+def leading_citation(verdict: GateVerdict) -> str | None:
+    """The markers of an ok unit that is nothing but markers and punctuation ("[1].",
+    "[2][3]:"), written as ``[n]`` each, or None.
+
+    Models that follow the prompt sometimes put the citation *before* the sentence it
+    supports ("[1]. The incident can be closed when ..."); the sentence splitter then cuts
+    the marker off as a unit of its own and the sentence arrives unmarked. ``SentenceGate``
+    gives such a unit's markers to the next sentence when that one cites nothing itself;
+    that sentence is then checked against exactly those sources, by every rule.
+    """
+    if not verdict[3] or not verdict[2] or len(verdict[1]) > 8 or _BARE.match(verdict[1]) is None:
+        return None
+    return "".join(f"[{i}]" for i in verdict[2])
+
+
+def with_leading_citation(carry: str | None, piece: str) -> str:
+    """``piece`` as the gate checks it after a unit whose ``leading_citation`` is ``carry``:
+    prefixed with those markers when it has no marker of its own, else unchanged (a sentence
+    that cites its own sources keeps exactly those)."""
+    if carry is None or _MARKER.search(piece) is not None:
+        return piece
+    return f"{carry} {piece}"
 
 
 def word_count(text: str) -> float:

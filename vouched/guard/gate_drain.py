@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from vouched.guard.gate_check import GateVerdict, _check
+from vouched.guard.gate_check import GateVerdict, _check, leading_citation, with_leading_citation
 from vouched.guard.gate_cuts import (
     _AFTER,
     _AFTER_CHARS,
@@ -39,6 +39,7 @@ class _Drain:
     _lang: str | None
     _min_words: int
     _allowed: frozenset[str]
+    _carry: str | None
 
     def _drain_live(self) -> list[GateVerdict]:
         """Cut and check every held sentence whose end is settled (``_next_cut`` without
@@ -165,8 +166,12 @@ class _Drain:
                 self._off = 0
                 self._probe_at -= cut  # (the early stop's offset moves with the text)
             if piece:
+                carry = self._carry
+                if carry is not None:
+                    piece = with_leading_citation(carry, piece)
                 verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words,
                                  self._pool_of, self._allowed)
+                self._carry = leading_citation(verdict)
                 out.append(verdict)
                 if not verdict[3]:  # ok
                     self._failed = verdict
