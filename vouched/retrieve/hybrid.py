@@ -20,7 +20,10 @@ benchmarks and fallbacks). If its embedder fails, the fused order stands and a w
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -36,6 +39,27 @@ from vouched.text import LANGS, analyze, detect_language
 from vouched.types import Hits, Passage, SearchFilters, SearchResult, SearchTimes
 
 Mode = Literal["hybrid", "dense", "keyword"]
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _dense_pool() -> ThreadPoolExecutor:
+    """The process's threads for dense searches run beside the keyword side (stores with
+    ``concurrent_reads``); one per possible concurrent request is plenty, they only wait on I/O."""
+    global _POOL
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(max_workers=max(4, 2 * (os.cpu_count() or 1)),
+                                           thread_name_prefix="vouched-dense")
+    return _POOL
+
+
+def _timed(fn, *args):
+    t0 = time.perf_counter()
+    out = fn(*args)
+    return out, (time.perf_counter() - t0) * 1000
 MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
 
 
@@ -114,25 +138,38 @@ class HybridRetriever:
                 times.embed_ms = (time.perf_counter() - t0) * 1000
 
         dense: list[tuple[str, float]] = []
-        if mode != "keyword" and qvec is not None:
-            t0 = time.perf_counter()
-            dense = self.store.dense_search(qvec, filters, n_cand)
-            times.dense_ms = (time.perf_counter() - t0) * 1000
+        want_dense = mode != "keyword" and qvec is not None
+        want_keyword = mode != "dense" or qvec is None
+        pending = None
+        if want_dense:
             modes_used.append("dense")
+            if want_keyword and getattr(self.store, "concurrent_reads", False):
+                # A server store (PostgreSQL) answers the two searches on two connections at
+                # once: the dense walk runs in a worker thread while this one does the keyword
+                # side (same calls, same results; only the waiting overlaps).
+                pending = _dense_pool().submit(_timed, self.store.dense_search, qvec, filters, n_cand)
+            else:
+                dense, times.dense_ms = _timed(self.store.dense_search, qvec, filters, n_cand)
 
         q_terms = analyze(query, lang, unique=True)
         keyword: list[tuple[str, float]] = []
         kw_terms: dict[str, frozenset[str]] = {}
-        if mode != "dense" or qvec is None:
-            t0 = time.perf_counter()
-            keyword = self.store.keyword_search(q_terms, filters, n_cand)
-            kw_terms = self.store.get_terms([i for i, _ in keyword], filters.tenant)
-            times.keyword_ms = (time.perf_counter() - t0) * 1000
-            modes_used.append("keyword")
-
         doc_freq = None
-        if q_terms and hasattr(self.store, "doc_freq"):
-            doc_freq = self.store.doc_freq(q_terms)  # rarity weights of keyword coverage (cached per version)
+        try:
+            if want_keyword:
+                t0 = time.perf_counter()
+                keyword = self.store.keyword_search(q_terms, filters, n_cand)
+                kw_terms = self.store.get_terms([i for i, _ in keyword], filters.tenant)
+                times.keyword_ms = (time.perf_counter() - t0) * 1000
+                modes_used.append("keyword")
+            if q_terms and hasattr(self.store, "doc_freq"):
+                doc_freq = self.store.doc_freq(q_terms)  # rarity weights of keyword coverage (cached per version)
+        except BaseException:
+            if pending is not None:  # the keyword side failed: its error is the one raised
+                wait([pending])
+            raise
+        if pending is not None:
+            dense, times.dense_ms = pending.result()  # (re-raises the dense search's error)
         do_rerank = (self.settings.rerank.enabled if rerank is None else rerank) and mode == "hybrid"
         n_fused = max(k, self.settings.rerank.candidates) if do_rerank else k
         t0 = time.perf_counter()

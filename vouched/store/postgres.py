@@ -144,7 +144,11 @@ class PostgresStore:
     schema: the PostgreSQL schema holding vouched's tables (one database can serve several).
     exact_below: versions with at most this many chunks are searched exactly (a scan of a
     few MB is as fast as the graph and gives SQLite's exact top-k); above it, HNSW.
+    `concurrent_reads`: the hybrid retriever runs the dense search on another connection
+    while it does the keyword side (the server works on both at once).
     """
+
+    concurrent_reads = True
 
     def __init__(self, dsn: str = "", *, schema: str = "vouched", keep_versions: int = 2,
                  pool_size: int = 8, ef_search: int = 200, exact_below: int = 20_000,
