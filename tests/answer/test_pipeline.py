@@ -106,6 +106,16 @@ def test_out_of_range_marker_is_held(site_config):
     assert ans.outcome == "held" and ans.category == "marker_range"
 
 
+def test_a_leading_marker_and_a_citation_lead_are_released_as_plain_sentences(site_config):
+    # "[1]. Sentence." (the marker before its sentence) cites that sentence; "According to [1], X"
+    # is released as "X", not "According to, X"; both keep their source.
+    a, _ = _scripted(site_config, ["[1]. It used two retrievers. According to [1], it also used pgvector."])
+    ans = a.ask(Q)
+    assert ans.outcome == "answered", ans.trace.sentences
+    assert ans.sentences == ("It used two retrievers.", "It also used pgvector.")
+    assert ans.sources and ans.sources[0].number == 1
+
+
 def test_first_person_is_held_by_l5(site_config):
     a, _ = _scripted(site_config, ["I built the search with two retrievers [1]."])
     ans = a.ask(Q)

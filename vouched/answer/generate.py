@@ -23,6 +23,7 @@ from vouched.answer.extractive import ExtractiveGenerator, stream_of
 from vouched.answer.front import Previous
 from vouched.answer.outcomes import Texts, cited_source
 from vouched.answer.records import record_sentences, record_sources, select_records
+from vouched.guard.gate_markers import drop_citation_lead
 from vouched.guard.prompt import PromptSource, build_messages, fit_sources, gate_text, source_budget
 from vouched.trace.record import TraceRecord
 from vouched.types import Passage
@@ -261,7 +262,8 @@ def _release(trace: TraceRecord, v, cited: list[int]):
                 cited.append(n)
         if not any(ch.isalnum() for ch in v.released):  # nothing but markers, spaces, punctuation
             return None, None
-        return SentenceEvent(text=v.released, sources=tuple(v.cited), unverified=v.rule == "verify_marked"), None
+        return SentenceEvent(text=drop_citation_lead(v.sentence, v.released), sources=tuple(v.cited),
+                             unverified=v.rule == "verify_marked"), None
     if v.rule == "no_answer":
         return None, ("no_answer", v.rule, v.value)
     return None, ("held", v.rule, v.value)

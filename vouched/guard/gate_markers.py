@@ -138,3 +138,38 @@ def strip_markers(sentence: str) -> str:
         pieces[k - 1] = pieces[k - 1].rstrip(" \t\u00a0")
         pieces[k] = ""
     return "".join(pieces).strip()
+
+
+# "According to [2], X." — a lead phrase whose only object is the marker: with the marker
+# stripped it would be released as "According to, X." The phrases, per language, that take
+# a source as their object (Hindi and Persian/Arabic forms whose postposition follows it too).
+_LEAD_BODY = r"(?:\s*\[\s*\d+(?:\s*(?:[,،;]|[-–])\s*\d+)*\s*\])+"
+_CITATION_LEAD = re.compile(
+    r"^\s*(?:"
+    r"(?:according\s+to|based\s+on|as\s+(?:stated|noted|described|shown)\s+in|per|from|in)"
+    r"|(?:seg[uú]n|de\s+acuerdo\s+con|conforme\s+a|segundo|de\s+acordo\s+com|conforme"
+    r"|selon|d['’]apr[eè]s|laut|gem[aä][sß]s?|nach|согласно|по\s+данным|судя\s+по"
+    r"|وفقًا\s+ل(?:ـ)?|وفقا\s+ل(?:ـ)?|حسب|بحسب|طبق|بر\s+اساس|بنا\s+بر|根据|根據|据|據|按照)"
+    r")" + _LEAD_BODY + r"\s*(?:के\s+अनुसार|के\s+मुताबिक)?\s*[,،:，：]\s*"
+    r"|^\s*(?:स्रोत\s*)?" + _LEAD_BODY + r"\s*(?:के\s+अनुसार|के\s+मुताबिक)\s*[,،:，：]?\s*",
+    re.IGNORECASE,
+)
+
+
+def drop_citation_lead(sentence: str, released: str) -> str:
+    """``released`` (the sentence with its markers stripped) without a lead phrase whose only
+    object was a marker: "According to [2], pg-core-1 is rebuilt." is released as "pg-core-1
+    is rebuilt." rather than "According to, pg-core-1 is rebuilt." Only the words before the
+    first marker and its comma go; the sentence's citation is unchanged (the caller keeps the
+    verdict's ``cited``), and nothing else of the text is touched."""
+    if "[" not in sentence[:60]:
+        return released
+    m = _CITATION_LEAD.match(sentence)
+    if m is None:
+        return released
+    rest = strip_markers(sentence[m.end():])
+    if not rest or not released.endswith(rest):
+        return released
+    first = rest.split(None, 1)[0].rstrip(",;:")
+    # "it is rebuilt" → "It is rebuilt"; an identifier such as "pg-core-1" or "iOS" stays as written
+    return rest[:1].upper() + rest[1:] if first.isalpha() and first.islower() else rest
