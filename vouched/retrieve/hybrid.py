@@ -39,6 +39,7 @@ from vouched.text import LANGS, analyze, detect_language
 from vouched.types import Hits, Passage, SearchFilters, SearchResult, SearchTimes
 
 Mode = Literal["hybrid", "dense", "keyword"]
+MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -60,7 +61,6 @@ def _timed(fn, *args):
     t0 = time.perf_counter()
     out = fn(*args)
     return out, (time.perf_counter() - t0) * 1000
-MODES: tuple[str, ...] = ("keyword", "dense", "hybrid")
 
 
 @dataclass
