@@ -143,7 +143,7 @@ def strip_markers(sentence: str) -> str:
 # "According to [2], X." — a lead phrase whose only object is the marker: with the marker
 # stripped it would be released as "According to, X." The phrases, per language, that take
 # a source as their object (Hindi and Persian/Arabic forms whose postposition follows it too).
-_LEAD_BODY = r"(?:\s*\[\s*\d+(?:\s*(?:[,،;]|[-–])\s*\d+)*\s*\])+"
+_LEAD_BODY = rf"(?:\s*{_MARKER_BODY})+"  # one or more markers, as _MARKER reads them
 _CITATION_LEAD = re.compile(
     r"^\s*(?:"
     r"(?:according\s+to|based\s+on|as\s+(?:stated|noted|described|shown)\s+in|per|from|in)"
