@@ -182,10 +182,10 @@ class Generation:
         # early_stop (a model's stream: prompt_bytes > 0): a value or name in none of the sources stops
         # the stream as soon as it is complete; sentences copied from the sources (extractive,
         # records) cannot hold one.
-        gate = SentenceGate({s.number: gate_text(s) for s in sources}, lang, allowed_names=self.subject_names,
-                            early_stop=prompt_bytes > 0)
-        by_number = {s.number: s for s in sources}
         g = self.config.guard
+        gate = SentenceGate({s.number: gate_text(s) for s in sources}, lang, allowed_names=self.subject_names,
+                            early_stop=prompt_bytes > 0, attribute_quotes=g.attribute_quotes)
+        by_number = {s.number: s for s in sources}
         embedder = None
         cited: list[int] = []
         released = 0

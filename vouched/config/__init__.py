@@ -239,6 +239,12 @@ class GuardSettings(_Section):
                     "passage there is out of force at the question's date, beats every in-force passage, and belongs to "
                     "another document (not a version of the in-force best), refuse for lack of evidence instead of "
                     "answering from a neighbour. One extra retrieval per answered question.")
+    attribute_quotes: bool = Field(
+        default=True,
+        description="L4: a contentful sentence without a source marker that quotes a source word for word (in order, "
+                    "leaving out at most one content word in eight, never a 'not', 'only', 'unless' ...) cites that "
+                    "source and is checked against it by every rule, instead of being held for its missing marker "
+                    "(vouched.guard.gate_quote). False: every contentful sentence needs the model's own marker.")
 
 
 class Config(_Section):

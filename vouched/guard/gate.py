@@ -14,6 +14,11 @@ Rules, checked in this order (``RULES``); the first one broken is the verdict:
    words (default 7, i.e. "more than 6"), counting space-separated tokens that hold a
    letter or digit plus 2 words for every 3 Han characters. "In short:" (2) and "Here is
    what the sources say." (6) pass unmarked; "以下是来源中的信息。" (9 Han = 6 words) too.
+   A contentful sentence without a marker that *quotes* a source — its words, in order, in
+   one span of that source, leaving out at most one content word in eight and never a
+   "not", "only", "unless" … (``vouched.guard.gate_quote``) — cites that source instead
+   (the lowest-numbered when several hold it) and meets every rule below against it;
+   ``attribute_quotes=False`` turns this off.
 3. ``unsupported_value`` — every number, URL and e-mail of the sentence appears in a
    source that *this* sentence cites (``vouched.guard.values``: digits normalised, whole
    values only, "12,000" ≡ "12.000" ≡ "۱۲٬۰۰۰", "2023" is not in "20234").
@@ -157,6 +162,7 @@ class SentenceGate(_Drain, _EarlyStop):
         min_words_for_marker: int = DEFAULT_MIN_WORDS,
         allowed_names: Iterable[str] = (),
         early_stop: bool = False,
+        attribute_quotes: bool = True,
     ) -> None:
         if min_words_for_marker < 1:
             raise ValueError("min_words_for_marker must be at least 1")
@@ -167,6 +173,7 @@ class SentenceGate(_Drain, _EarlyStop):
         self._value_set = self._values.__getitem__
         self._lang = lang
         self._min_words = min_words_for_marker
+        self._quotes = attribute_quotes  # an unmarked sentence quoting a source cites it (gate_quote)
         # The stream so far, as chunks joined only when a sentence may have ended (so
         # feeding stays linear); positions below are offsets into the joined text, whose
         # checked prefix is dropped now and then.
@@ -343,7 +350,7 @@ class SentenceGate(_Drain, _EarlyStop):
             if piece:
                 piece = with_leading_citation(self._carry, piece)
                 verdict = _check(piece, values, values.__getitem__, self._lang, self._min_words,
-                                 self._pool_of, self._allowed)
+                                 self._pool_of, self._allowed, self._quotes)
                 self._carry = leading_citation(verdict)
                 out.append(verdict)
                 if not verdict[3]:  # ok

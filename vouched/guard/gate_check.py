@@ -8,6 +8,7 @@ import re
 from typing import Callable, Iterable, Mapping, NamedTuple
 
 from vouched.guard.gate_markers import _MARKER, _markers
+from vouched.guard.gate_quote import quoted_source
 from vouched.guard.names import NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word, mask_source_quotes
@@ -93,6 +94,7 @@ def _check(
     min_words: int,
     names_of: Callable[[int], NamePool],
     allowed: frozenset[str],
+    quotes: bool = True,
 ) -> GateVerdict:
     cited, bad, text = _markers(sentence, given)
     if bad is not None:
@@ -102,8 +104,13 @@ def _check(
     names = name_spans(_without_no_answer(text), lang, allowed,
                        digits=bool(values) or "@" in text or "://" in text or "ww." in text or "WW." in text or "Ww." in text)
     if not cited and (values or names or word_count(text) >= min_words):
-        return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
-                                        values[0][1] if values else None))
+        # An unmarked sentence that quotes a source cites it (vouched.guard.gate_quote) and
+        # meets every rule below against exactly that source.
+        quoted = quoted_source(text, given, lambda i: names_of(i).text) if quotes else None
+        if quoted is None:
+            return _tuple_new(GateVerdict, (sentence, "", cited, False, "missing_marker",
+                                            values[0][1] if values else None))
+        cited = (quoted,)
     if values:
         if len(cited) == 1:
             pool = values_of(cited[0])
@@ -143,6 +150,7 @@ def check_sentence(
     *,
     min_words_for_marker: int = DEFAULT_MIN_WORDS,
     allowed_names: Iterable[str] = (),
+    attribute_quotes: bool = True,
 ) -> GateVerdict:
     """Check one sentence against the numbered ``sources`` (pure; see the module docstring)."""
     cache: dict[int, frozenset[str]] = {}
@@ -160,7 +168,7 @@ def check_sentence(
         return pools[i]
 
     return _check(sentence, sources, values_of, lang, min_words_for_marker, names_of,
-                  allowed_keys(allowed_names))
+                  allowed_keys(allowed_names), attribute_quotes)
 
 
 def allowed_keys(names: Iterable[str]) -> frozenset[str]:

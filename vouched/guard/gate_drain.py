@@ -170,7 +170,7 @@ class _Drain:
                 if carry is not None:
                     piece = with_leading_citation(carry, piece)
                 verdict = _check(piece, self._values, self._value_set, self._lang, self._min_words,
-                                 self._pool_of, self._allowed)
+                                 self._pool_of, self._allowed, self._quotes)
                 self._carry = leading_citation(verdict)
                 out.append(verdict)
                 if not verdict[3]:  # ok
