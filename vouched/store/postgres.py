@@ -64,7 +64,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store import pg_copy
+from vouched.store import pg_copy, pg_keyword
 from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
@@ -177,6 +177,8 @@ class PostgresStore:
         self._lock = threading.Lock()
         self._df_cache = DocFreqCache()
         self._meta: tuple[int, int, int, bool, int, str] | None = None  # the current version's _current_meta, as last read
+        self._kw: tuple[int, pg_keyword.PgKeywordIndex | None] | None = None  # (version id, its index or None: no blobs)
+        self._kw_lock = threading.Lock()
         self._conn_ef: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> hnsw.ef_search set on it
 
     # -- connections and migrations -----------------------------------------------------------
@@ -362,6 +364,7 @@ class PostgresStore:
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
             df: Counter = Counter()
+            kw = pg_keyword.IndexWriter()
             total_terms, analyse_s = 0, 0.0
             vid_f, null = pg_copy.int8(vid), pg_copy.NULL
             text, day, int4 = pg_copy.text, pg_copy.day, pg_copy.int4
@@ -374,16 +377,18 @@ class PostgresStore:
                     lex = Counter(x for t in terms for x in _fts_tokens_cached(t))
                     analyse_s += time.perf_counter() - ta
                     uniq = sorted(lex)
+                    tf = [lex[t] for t in uniq]
                     df.update(uniq)
-                    n_lex = sum(lex.values())
+                    n_lex = sum(tf)
                     total_terms += n_lex
+                    kw.add(uniq, tf, n_lex)
                     block.append(b"".join((
                         _ROW_HEAD, pg_copy.int8(rows[i]), vid_f, text(c.id), text(c.doc_id), text(c.text), text(c.title),
                         text(c.section), text(c.overlap), text(c.version), int4(c.page), int4(c.position), text(c.source),
                         text(c.url), text(c.lang), text(c.tenant), day(c.updated_at), day(c.effective_from),
                         day(c.effective_to), text(c.supersedes), day(sup.get((c.tenant, c.doc_id))), int4(c.authority),
                         pg_copy.boolean(c.draft), pg_copy.jsonb(list(c.flags)), pg_copy.text_array(terms),
-                        pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array([lex[t] for t in uniq]),
+                        pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array(tf),
                         vec_fields[i] if vec_fields is not None else null,
                     )))
                     if len(block) == _BLOCK_ROWS:
@@ -423,6 +428,11 @@ class PostgresStore:
                 cp.write(b"".join(out) + pg_copy.TRAILER)
             times["copy_postings_s"] = time.perf_counter() - t0
             self._phase_done("copy_postings")
+            t0 = time.perf_counter()
+            pg_keyword.write(conn, vid, kw.build(rows, avgdl))  # the same weights as the postings above
+            del kw
+            times["keyword_index_build_s"] = time.perf_counter() - t0
+            self._phase_done("keyword_index")
             if has_vec:
                 t0 = time.perf_counter()
                 # the graph built in memory is several times faster than one spilling to disk
@@ -504,7 +514,7 @@ class PostgresStore:
         old = keep_order([r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s", (current,))], previous)
         for vid in old[self.keep_versions - 1:]:
             conn.execute(f"DROP INDEX IF EXISTS chunks_v{int(vid)}_hnsw")
-            for table in ("chunks", "postings", "term_df", "records"):
+            for table in ("chunks", "postings", "term_df", "records", "keyword_blobs"):
                 conn.execute(f"DELETE FROM {table} WHERE version_id = %s", (vid,))
             conn.execute("DELETE FROM corpus_versions WHERE id = %s", (vid,))
 
@@ -548,14 +558,18 @@ class PostgresStore:
         """keyword_search over the version `meta` names; nothing if that version is no longer current."""
         vid, _dim, n, impact, _total_terms, _ann = meta
         where = self._gate(vid) + where
-        # plan "impact" (postings alone, then filters) or "join" (versions written before migration 2)
+        # plan "index" (the version's in-memory index, then filters), "impact" (postings alone,
+        # then filters: versions written before migration 5) or "join" (before migration 2)
         if not impact:
             return Hits(self._keyword_join(conn, vid, terms, where, args, limit), "join")
+        cand = max(limit * KEYWORD_CANDIDATES, 64)
+        index = self._keyword_index(conn, vid)
+        if index is not None:
+            return pg_keyword.search(conn, index, vid, terms, where, args, limit, cand)
         # BM25 from postings alone (w holds the dl-normalised term weight), best `cand` rows
         # first; only those rows are joined to chunks for the filters. Exact: when at least
         # `limit` of the best `cand` pass the filters they are the filtered top (every other
         # row scores lower); otherwise `cand` doubles, up to every matching row.
-        cand = max(limit * KEYWORD_CANDIDATES, 64)
         while True:
             rows = conn.execute(
                 f"""WITH q AS MATERIALIZED (
@@ -581,6 +595,23 @@ class PostgresStore:
                 if matched <= cand:
                     return Hits((), "impact")
             cand *= 4
+
+    def _keyword_index(self, conn, vid: int) -> pg_keyword.PgKeywordIndex | None:
+        """Version `vid`'s keyword index, loaded once per process (None: the version has none).
+
+        One index is held, the last version asked for: a search on a version the pointer left
+        finds nothing (its statement is gated) and re-reads, so the new version replaces it.
+        """
+        kw = self._kw
+        if kw is None or kw[0] != vid:
+            with self._kw_lock:
+                kw = self._kw
+                if kw is None or kw[0] != vid:
+                    if self._current_id(conn) != vid:  # a search on a replaced version: never load it
+                        return None  # (the gated SQL path finds nothing, and the caller re-reads)
+                    self._kw = None  # the old index goes before the new one loads
+                    kw = self._kw = (vid, pg_keyword.load(conn, vid))
+        return kw[1]
 
     def _keyword_join(self, conn, vid: int, terms: list[str], where: str, args: list, limit: int) -> list[tuple[str, float]]:
         """Versions written before migration 2 (no postings.w): dl from chunks, every matching row joined."""
