@@ -32,11 +32,9 @@ from typing import Sequence
 
 import numpy as np
 
+from vouched.store.keyword_index import B, IDF_FLOOR, K1  # FTS5's bm25() constants, as postgres.BM25_K1 / BM25_B
 from vouched.types import Hits
 
-K1 = 1.2  # as vouched.store.postgres: FTS5's bm25() constants
-B = 0.75
-IDF_FLOOR = 1e-6
 PART_BYTES = 256 << 20  # one bytea value of keyword_blobs: well under PostgreSQL's 1 GB
 _ARRAYS = {"vocab": np.uint8, "indptr": np.int64, "rows": np.int32, "weights": np.float64, "rowids": np.int64}
 
@@ -89,8 +87,8 @@ def top(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([above, ties])
 
 
-def search(conn, index: PgKeywordIndex, vid: int, terms: Sequence[str], where: str, args: list,
-           limit: int, first_cand: int) -> Hits:
+def index_search(conn, index: PgKeywordIndex, vid: int, terms: Sequence[str], where: str, args: list,
+                 limit: int, first_cand: int) -> Hits:
     """The filtered top `limit` of version `vid` (`where` holds its gate and the filters), plan "index".
 
     The best `cand` rows go to the server, which keeps those passing `where`, best first. Exact
@@ -111,6 +109,59 @@ def search(conn, index: PgKeywordIndex, vid: int, terms: Sequence[str], where: s
             break  # the version was replaced: nothing, and the caller re-reads the pointer
         cand *= 4
     return Hits((), "index")
+
+
+# -- the SQL paths: versions written before migration 5 ("impact") and before migration 2 ("join") --
+def impact_search(conn, vid: int, n: int, terms: Sequence[str], where: str, args: list, limit: int,
+                  cand: int, gate: str) -> Hits:
+    """BM25 from postings alone (w holds the dl-normalised term weight), best `cand` rows first;
+    only those rows are joined to chunks for the filters (`where`, with the gate). Exact: when
+    at least `limit` of the best `cand` pass the filters they are the filtered top (every other
+    row scores lower); otherwise `cand` grows x4, up to every matching row."""
+    while True:
+        rows = conn.execute(
+            f"""WITH q AS MATERIALIZED (
+                       SELECT d.term, GREATEST(ln(({n}::float8 - d.df + 0.5::float8) / (d.df + 0.5::float8)), 1e-6::float8) AS idf
+                       FROM term_df d WHERE d.version_id = {vid} AND d.term = ANY(%s)),
+                     t AS (SELECT p.chunk_row, sum(q.idf * p.w) AS s
+                           FROM postings p JOIN q ON p.term = q.term WHERE p.version_id = {vid}
+                           GROUP BY p.chunk_row ORDER BY s DESC, p.chunk_row LIMIT %s),
+                     s AS (SELECT t.chunk_row, t.s, count(*) OVER () AS kept FROM t)
+                SELECT c.chunk_id, s.s, s.kept FROM s JOIN chunks c ON c.rowid = s.chunk_row
+                WHERE c.version_id = {vid}{where}
+                ORDER BY s.s DESC, c.rowid LIMIT %s""",
+            [list(terms), cand + 1, *args, limit],
+        ).fetchall()
+        # `kept` <= cand: the best cand + 1 were every matching row (cand + 1: some may be left out)
+        matched = int(rows[0][2]) if rows else None
+        if len(rows) >= limit or (matched is not None and matched <= cand) or cand >= n:
+            return Hits([(r[0], float(r[1])) for r in rows], "impact")
+        if matched is None:  # nothing passed the filters: how many rows match at all?
+            matched = conn.execute(
+                f"SELECT count(DISTINCT chunk_row) FROM postings WHERE version_id = {vid} AND term = ANY(%s){gate}",
+                [list(terms)]).fetchone()[0]
+            if matched <= cand:
+                return Hits((), "impact")
+        cand *= 4
+
+
+def join_search(conn, vid: int, terms: Sequence[str], where: str, args: list, limit: int) -> Hits:
+    """Versions written before migration 2 (no postings.w): dl from chunks, every matching row joined."""
+    rows = conn.execute(
+        f"""WITH v AS (SELECT chunk_count::float8 AS n, GREATEST(total_terms, 1)::float8 / GREATEST(chunk_count, 1) AS avgdl
+                       FROM corpus_versions WHERE id = {vid}),
+                 q AS (SELECT d.term, GREATEST(ln((v.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
+                       FROM term_df d, v WHERE d.version_id = {vid} AND d.term = ANY(%s)),
+                 p AS (SELECT p.chunk_row, p.tf::float8 AS tf, q.idf FROM postings p JOIN q ON p.term = q.term
+                       WHERE p.version_id = {vid})
+            SELECT c.chunk_id, sum(p.idf * (p.tf * {K1 + 1})
+                   / (p.tf + {K1} * (1 - {B} + {B} * c.n_terms / v.avgdl))) AS s
+            FROM p JOIN chunks c ON c.rowid = p.chunk_row CROSS JOIN v
+            WHERE c.version_id = {vid}{where}
+            GROUP BY c.rowid, c.chunk_id ORDER BY s DESC, c.rowid LIMIT %s""",
+        [list(terms), *args, limit],
+    ).fetchall()
+    return Hits([(r[0], float(r[1])) for r in rows], "join")
 
 
 class IndexWriter:

@@ -26,6 +26,10 @@ postings — written in (term, chunk) order, a few pages a term — and joins on
 candidates to `chunks` for the filters, doubling the candidate count on a shortfall (exact:
 see keyword_search). Before, every posting of every query term was joined to its chunk
 (20 vs 1.4 ms at 10k chunks; docs/scale-out.md). Versions written before keep that query.
+Since migration 5 that sum runs in this process instead (vouched.store.pg_keyword): the
+version's posting lists, with the same weights, are stored in `keyword_blobs` when it is
+written and loaded once per process; only the best candidates' rowids go to the server, which
+applies the filters and the version gate. Versions written before keep the SQL sum.
 
 Dense search: one HNSW index (cosine) per version — a partial index on `vec::vector(dim)`
 WHERE version_id = v, because versions may differ in dimension — with pgvector's iterative
@@ -561,40 +565,12 @@ class PostgresStore:
         # plan "index" (the version's in-memory index, then filters), "impact" (postings alone,
         # then filters: versions written before migration 5) or "join" (before migration 2)
         if not impact:
-            return Hits(self._keyword_join(conn, vid, terms, where, args, limit), "join")
+            return pg_keyword.join_search(conn, vid, terms, where, args, limit)
         cand = max(limit * KEYWORD_CANDIDATES, 64)
         index = self._keyword_index(conn, vid)
         if index is not None:
-            return pg_keyword.search(conn, index, vid, terms, where, args, limit, cand)
-        # BM25 from postings alone (w holds the dl-normalised term weight), best `cand` rows
-        # first; only those rows are joined to chunks for the filters. Exact: when at least
-        # `limit` of the best `cand` pass the filters they are the filtered top (every other
-        # row scores lower); otherwise `cand` doubles, up to every matching row.
-        while True:
-            rows = conn.execute(
-                f"""WITH q AS MATERIALIZED (
-                           SELECT d.term, GREATEST(ln(({n}::float8 - d.df + 0.5::float8) / (d.df + 0.5::float8)), 1e-6::float8) AS idf
-                           FROM term_df d WHERE d.version_id = {vid} AND d.term = ANY(%s)),
-                         t AS (SELECT p.chunk_row, sum(q.idf * p.w) AS s
-                               FROM postings p JOIN q ON p.term = q.term WHERE p.version_id = {vid}
-                               GROUP BY p.chunk_row ORDER BY s DESC, p.chunk_row LIMIT %s),
-                         s AS (SELECT t.chunk_row, t.s, count(*) OVER () AS kept FROM t)
-                    SELECT c.chunk_id, s.s, s.kept FROM s JOIN chunks c ON c.rowid = s.chunk_row
-                    WHERE c.version_id = {vid}{where}
-                    ORDER BY s.s DESC, c.rowid LIMIT %s""",
-                [terms, cand + 1, *args, limit],
-            ).fetchall()
-            # `kept` <= cand: the best cand + 1 were every matching row (cand + 1: some may be left out)
-            matched = int(rows[0][2]) if rows else None
-            if len(rows) >= limit or (matched is not None and matched <= cand) or cand >= n:
-                return Hits([(r[0], float(r[1])) for r in rows], "impact")
-            if matched is None:  # nothing passed the filters: how many rows match at all?
-                matched = conn.execute(
-                    f"SELECT count(DISTINCT chunk_row) FROM postings WHERE version_id = {vid} AND term = ANY(%s)"
-                    f"{self._gate(vid)}", [terms]).fetchone()[0]
-                if matched <= cand:
-                    return Hits((), "impact")
-            cand *= 4
+            return pg_keyword.index_search(conn, index, vid, terms, where, args, limit, cand)
+        return pg_keyword.impact_search(conn, vid, n, terms, where, args, limit, cand, self._gate(vid))
 
     def _keyword_index(self, conn, vid: int) -> pg_keyword.PgKeywordIndex | None:
         """Version `vid`'s keyword index, loaded once per process (None: the version has none).
@@ -612,24 +588,6 @@ class PostgresStore:
                     self._kw = None  # the old index goes before the new one loads
                     kw = self._kw = (vid, pg_keyword.load(conn, vid))
         return kw[1]
-
-    def _keyword_join(self, conn, vid: int, terms: list[str], where: str, args: list, limit: int) -> list[tuple[str, float]]:
-        """Versions written before migration 2 (no postings.w): dl from chunks, every matching row joined."""
-        rows = conn.execute(
-            f"""WITH v AS (SELECT chunk_count::float8 AS n, GREATEST(total_terms, 1)::float8 / GREATEST(chunk_count, 1) AS avgdl
-                           FROM corpus_versions WHERE id = {vid}),
-                     q AS (SELECT d.term, GREATEST(ln((v.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-                           FROM term_df d, v WHERE d.version_id = {vid} AND d.term = ANY(%s)),
-                     p AS (SELECT p.chunk_row, p.tf::float8 AS tf, q.idf FROM postings p JOIN q ON p.term = q.term
-                           WHERE p.version_id = {vid})
-                SELECT c.chunk_id, sum(p.idf * (p.tf * {BM25_K1 + 1})
-                       / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.n_terms / v.avgdl))) AS s
-                FROM p JOIN chunks c ON c.rowid = p.chunk_row CROSS JOIN v
-                WHERE c.version_id = {vid}{where}
-                GROUP BY c.rowid, c.chunk_id ORDER BY s DESC, c.rowid LIMIT %s""",
-            [terms, *args, limit],
-        ).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
 
     def dense_search(self, vector: np.ndarray, filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
