@@ -283,15 +283,18 @@ def _crowded() -> list[Chunk]:
     return out
 
 
-def test_impact_keyword_search_widens_past_filtered_candidates(pg_factory, tmp_path):
+@pytest.mark.parametrize("plan", ["index", "impact"])  # the in-memory index (migration 5), or postings in SQL
+def test_keyword_search_widens_past_filtered_candidates(pg_factory, tmp_path, plan):
     pg = pg_factory()
+    if plan == "impact":  # as a version written before migration 5 (no keyword_blobs) is searched
+        pg._keyword_index = lambda conn, vid: None
     lite = SQLiteStore(tmp_path / "s.sqlite")
     chunks = _crowded()
     for s in (pg, lite):
         write(s, chunks)
     for f, limit in ((TODAY.__class__(tenant="two", as_of=TODAY.as_of), 3), (TODAY, 50), (TODAY, 5)):
         got = pg.keyword_search(["lantern", "keeper"], f, limit)
-        assert got.plan == "impact"
+        assert got.plan == plan
         want = lite.keyword_search(["lantern", "keeper"], f, limit)
         assert [i for i, _ in got] == [i for i, _ in want]
         assert dict(got) == pytest.approx(dict(want), rel=1e-6)

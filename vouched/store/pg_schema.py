@@ -52,6 +52,11 @@ ALTER TABLE chunks ADD COLUMN lexeme_tf INTEGER[];
     (4, "half-precision HNSW graphs", """
 ALTER TABLE corpus_versions ADD COLUMN ann_type TEXT NOT NULL DEFAULT 'vector';
 """),
+    (5, "keyword index blobs", """
+CREATE TABLE keyword_blobs (version_id BIGINT NOT NULL, name TEXT NOT NULL, part INTEGER NOT NULL, data BYTEA NOT NULL,
+  PRIMARY KEY (version_id, name, part));
+ALTER TABLE keyword_blobs ALTER COLUMN data SET STORAGE EXTERNAL;
+"""),
 )
 # Migration 2. `vec` SET STORAGE MAIN: a 384-d vector is 1.5 kB, and a chunk row with its text
 # passes the 2 kB TOAST threshold, so under the default (EXTERNAL) the vector went out of line
@@ -70,6 +75,11 @@ ALTER TABLE corpus_versions ADD COLUMN ann_type TEXT NOT NULL DEFAULT 'vector';
 # 'vector' (float32, every version written before) or 'halfvec' (float16 copies of the vectors
 # in the graph; the rows keep float32 and scores are computed from them). At 100k synthetic
 # rows a halfvec graph answered in half the time at the same recall@100 (docs/scale-out.md).
+# Migration 5. `keyword_blobs` holds each version's in-memory keyword index (vouched.store.pg_keyword:
+# vocabulary, posting lists, weights, rowids), each array in parts of at most 256 MB, written in
+# the version's transaction and read once per process. STORAGE EXTERNAL: the arrays do not
+# compress (pglz would only cost CPU at write and read). Versions written before have no rows
+# and keep the SQL keyword query.
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _LATIN_MARKS = range(0x300, 0x370)

@@ -26,6 +26,10 @@ postings — written in (term, chunk) order, a few pages a term — and joins on
 candidates to `chunks` for the filters, doubling the candidate count on a shortfall (exact:
 see keyword_search). Before, every posting of every query term was joined to its chunk
 (20 vs 1.4 ms at 10k chunks; docs/scale-out.md). Versions written before keep that query.
+Since migration 5 that sum runs in this process instead (vouched.store.pg_keyword): the
+version's posting lists, with the same weights, are stored in `keyword_blobs` when it is
+written and loaded once per process; only the best candidates' rowids go to the server, which
+applies the filters and the version gate. Versions written before keep the SQL sum.
 
 Dense search: one HNSW index (cosine) per version — a partial index on `vec::vector(dim)`
 WHERE version_id = v, because versions may differ in dimension — with pgvector's iterative
@@ -64,7 +68,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store import pg_copy
+from vouched.store import pg_copy, pg_keyword
 from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
@@ -177,6 +181,8 @@ class PostgresStore:
         self._lock = threading.Lock()
         self._df_cache = DocFreqCache()
         self._meta: tuple[int, int, int, bool, int, str] | None = None  # the current version's _current_meta, as last read
+        self._kw: tuple[int, pg_keyword.PgKeywordIndex | None] | None = None  # (version id, its index or None: no blobs)
+        self._kw_lock = threading.Lock()
         self._conn_ef: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> hnsw.ef_search set on it
 
     # -- connections and migrations -----------------------------------------------------------
@@ -362,6 +368,7 @@ class PostgresStore:
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
             df: Counter = Counter()
+            kw = pg_keyword.IndexWriter()
             total_terms, analyse_s = 0, 0.0
             vid_f, null = pg_copy.int8(vid), pg_copy.NULL
             text, day, int4 = pg_copy.text, pg_copy.day, pg_copy.int4
@@ -374,16 +381,18 @@ class PostgresStore:
                     lex = Counter(x for t in terms for x in _fts_tokens_cached(t))
                     analyse_s += time.perf_counter() - ta
                     uniq = sorted(lex)
+                    tf = [lex[t] for t in uniq]
                     df.update(uniq)
-                    n_lex = sum(lex.values())
+                    n_lex = sum(tf)
                     total_terms += n_lex
+                    kw.add(uniq, tf, n_lex)
                     block.append(b"".join((
                         _ROW_HEAD, pg_copy.int8(rows[i]), vid_f, text(c.id), text(c.doc_id), text(c.text), text(c.title),
                         text(c.section), text(c.overlap), text(c.version), int4(c.page), int4(c.position), text(c.source),
                         text(c.url), text(c.lang), text(c.tenant), day(c.updated_at), day(c.effective_from),
                         day(c.effective_to), text(c.supersedes), day(sup.get((c.tenant, c.doc_id))), int4(c.authority),
                         pg_copy.boolean(c.draft), pg_copy.jsonb(list(c.flags)), pg_copy.text_array(terms),
-                        pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array([lex[t] for t in uniq]),
+                        pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array(tf),
                         vec_fields[i] if vec_fields is not None else null,
                     )))
                     if len(block) == _BLOCK_ROWS:
@@ -423,6 +432,11 @@ class PostgresStore:
                 cp.write(b"".join(out) + pg_copy.TRAILER)
             times["copy_postings_s"] = time.perf_counter() - t0
             self._phase_done("copy_postings")
+            t0 = time.perf_counter()
+            pg_keyword.write(conn, vid, kw.build(rows, avgdl))  # the same weights as the postings above
+            del kw
+            times["keyword_index_build_s"] = time.perf_counter() - t0
+            self._phase_done("keyword_index")
             if has_vec:
                 t0 = time.perf_counter()
                 # the graph built in memory is several times faster than one spilling to disk
@@ -504,7 +518,7 @@ class PostgresStore:
         old = keep_order([r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s", (current,))], previous)
         for vid in old[self.keep_versions - 1:]:
             conn.execute(f"DROP INDEX IF EXISTS chunks_v{int(vid)}_hnsw")
-            for table in ("chunks", "postings", "term_df", "records"):
+            for table in ("chunks", "postings", "term_df", "records", "keyword_blobs"):
                 conn.execute(f"DELETE FROM {table} WHERE version_id = %s", (vid,))
             conn.execute("DELETE FROM corpus_versions WHERE id = %s", (vid,))
 
@@ -548,57 +562,32 @@ class PostgresStore:
         """keyword_search over the version `meta` names; nothing if that version is no longer current."""
         vid, _dim, n, impact, _total_terms, _ann = meta
         where = self._gate(vid) + where
-        # plan "impact" (postings alone, then filters) or "join" (versions written before migration 2)
+        # plan "index" (the version's in-memory index, then filters), "impact" (postings alone,
+        # then filters: versions written before migration 5) or "join" (before migration 2)
         if not impact:
-            return Hits(self._keyword_join(conn, vid, terms, where, args, limit), "join")
-        # BM25 from postings alone (w holds the dl-normalised term weight), best `cand` rows
-        # first; only those rows are joined to chunks for the filters. Exact: when at least
-        # `limit` of the best `cand` pass the filters they are the filtered top (every other
-        # row scores lower); otherwise `cand` doubles, up to every matching row.
+            return pg_keyword.join_search(conn, vid, terms, where, args, limit)
         cand = max(limit * KEYWORD_CANDIDATES, 64)
-        while True:
-            rows = conn.execute(
-                f"""WITH q AS MATERIALIZED (
-                           SELECT d.term, GREATEST(ln(({n}::float8 - d.df + 0.5::float8) / (d.df + 0.5::float8)), 1e-6::float8) AS idf
-                           FROM term_df d WHERE d.version_id = {vid} AND d.term = ANY(%s)),
-                         t AS (SELECT p.chunk_row, sum(q.idf * p.w) AS s
-                               FROM postings p JOIN q ON p.term = q.term WHERE p.version_id = {vid}
-                               GROUP BY p.chunk_row ORDER BY s DESC, p.chunk_row LIMIT %s),
-                         s AS (SELECT t.chunk_row, t.s, count(*) OVER () AS kept FROM t)
-                    SELECT c.chunk_id, s.s, s.kept FROM s JOIN chunks c ON c.rowid = s.chunk_row
-                    WHERE c.version_id = {vid}{where}
-                    ORDER BY s.s DESC, c.rowid LIMIT %s""",
-                [terms, cand + 1, *args, limit],
-            ).fetchall()
-            # `kept` <= cand: the best cand + 1 were every matching row (cand + 1: some may be left out)
-            matched = int(rows[0][2]) if rows else None
-            if len(rows) >= limit or (matched is not None and matched <= cand) or cand >= n:
-                return Hits([(r[0], float(r[1])) for r in rows], "impact")
-            if matched is None:  # nothing passed the filters: how many rows match at all?
-                matched = conn.execute(
-                    f"SELECT count(DISTINCT chunk_row) FROM postings WHERE version_id = {vid} AND term = ANY(%s)"
-                    f"{self._gate(vid)}", [terms]).fetchone()[0]
-                if matched <= cand:
-                    return Hits((), "impact")
-            cand *= 4
+        index = self._keyword_index(conn, vid)
+        if index is not None:
+            return pg_keyword.index_search(conn, index, vid, terms, where, args, limit, cand)
+        return pg_keyword.impact_search(conn, vid, n, terms, where, args, limit, cand, self._gate(vid))
 
-    def _keyword_join(self, conn, vid: int, terms: list[str], where: str, args: list, limit: int) -> list[tuple[str, float]]:
-        """Versions written before migration 2 (no postings.w): dl from chunks, every matching row joined."""
-        rows = conn.execute(
-            f"""WITH v AS (SELECT chunk_count::float8 AS n, GREATEST(total_terms, 1)::float8 / GREATEST(chunk_count, 1) AS avgdl
-                           FROM corpus_versions WHERE id = {vid}),
-                     q AS (SELECT d.term, GREATEST(ln((v.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-                           FROM term_df d, v WHERE d.version_id = {vid} AND d.term = ANY(%s)),
-                     p AS (SELECT p.chunk_row, p.tf::float8 AS tf, q.idf FROM postings p JOIN q ON p.term = q.term
-                           WHERE p.version_id = {vid})
-                SELECT c.chunk_id, sum(p.idf * (p.tf * {BM25_K1 + 1})
-                       / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.n_terms / v.avgdl))) AS s
-                FROM p JOIN chunks c ON c.rowid = p.chunk_row CROSS JOIN v
-                WHERE c.version_id = {vid}{where}
-                GROUP BY c.rowid, c.chunk_id ORDER BY s DESC, c.rowid LIMIT %s""",
-            [terms, *args, limit],
-        ).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+    def _keyword_index(self, conn, vid: int) -> pg_keyword.PgKeywordIndex | None:
+        """Version `vid`'s keyword index, loaded once per process (None: the version has none).
+
+        One index is held, the last version asked for: a search on a version the pointer left
+        finds nothing (its statement is gated) and re-reads, so the new version replaces it.
+        """
+        kw = self._kw
+        if kw is None or kw[0] != vid:
+            with self._kw_lock:
+                kw = self._kw
+                if kw is None or kw[0] != vid:
+                    if self._current_id(conn) != vid:  # a search on a replaced version: never load it
+                        return None  # (the gated SQL path finds nothing, and the caller re-reads)
+                    self._kw = None  # the old index goes before the new one loads
+                    kw = self._kw = (vid, pg_keyword.load(conn, vid))
+        return kw[1]
 
     def dense_search(self, vector: np.ndarray, filters: SearchFilters, limit: int) -> list[tuple[str, float]]:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
