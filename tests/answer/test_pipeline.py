@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from tests.answer.conftest import make_assistant
@@ -167,3 +169,28 @@ def test_a_configured_paid_provider_gets_the_spend_gate(site_config):
     # the cap is 0 USD: the reservation fails and the model is never called
     ans = a.ask("Which database did the Tessera Health search run on?")
     assert ans.outcome == "limited" and ans.layer == "spend" and ans.notices[0].kind == "limit"
+
+
+def test_an_unmarked_sentence_quoting_a_source_is_released_with_that_source(site_config):
+    """guard.attribute_quotes: the model copies a source sentence and writes no marker; the answer
+    releases it citing that source. A reworded unmarked sentence is still held (missing_marker)."""
+    a, provider = _scripted(site_config, ["It used two retrievers [1]."])
+    assert a.ask(Q).outcome == "answered"
+    prompt = provider.requests[-1].messages[-1].content
+    number, quote = next((int(n), sent) for n, body in re.findall(r"<<<SOURCE (\d+)\n(.*?)\nSOURCE \1>>>", prompt, re.S)
+                         for sent in re.split(r"(?<=\.)\s+", body)
+                         if sent.endswith(".") and len(sent.split()) >= 8 and not any(ch.isdigit() for ch in sent))
+    a, _ = _scripted(site_config, [quote])
+    ans = a.ask(Q)
+    assert ans.outcome == "answered", ans.trace.sentences
+    assert ans.sentences == (quote,)
+    assert [x["cited"] for x in ans.trace.sentences] == [[number]] and len(ans.sources) == 1  # the prompt's number
+    words = quote.rstrip(".").split()
+    reworded = " ".join(words[1:] + words[:1]) + "."  # the same words, not in the source's order
+    a, _ = _scripted(site_config, [reworded])
+    held = a.ask(Q)
+    assert held.outcome == "held" and held.category == "missing_marker", held.trace.sentences
+    cfg = site_config.model_copy(update={"guard": site_config.guard.model_copy(update={"attribute_quotes": False})})
+    a, _ = _scripted(cfg, [quote])
+    off = a.ask(Q)
+    assert off.outcome == "held" and off.category == "missing_marker"
