@@ -10,7 +10,6 @@ ef_search is chosen by switching `vouched.store.postgres.EF_PER_RESULT` (2: 200 
 retriever's 100 candidates, 4: 400) between queries. Needs the test extra (a private PostgreSQL).
 """
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +34,13 @@ from vouched.store.pgserver import BENCH_SETTINGS, local_postgres
 from vouched.types import SearchFilters
 
 def main() -> None:
-    n, nq = int(sys.argv[1]), int(sys.argv[2])
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("chunks", type=int, help="synthetic rows in each store, e.g. 100000")
+    ap.add_argument("queries", type=int, help="questions timed, interleaved across the backends; the first is dropped (warm-up)")
+    a = ap.parse_args()
+    n, nq = a.chunks, a.queries
     src = load_sources(Path(__file__).resolve().parents[3] / "shared" / "benchmarks")
     chunks, vecs, topics = synth_corpus(src, n)
     qs = synth_queries(src, topics, nq)
