@@ -129,7 +129,7 @@ class _ReferenceGate:
             if piece:
                 piece = G.with_leading_citation(self._carry, piece)
                 verdict = G._check(piece, self._values, self._values.__getitem__,
-                                   self._lang, self._min_words, self._pools.__getitem__, frozenset())
+                                   self._lang, self._min_words, self._pools.__getitem__, frozenset(), True)  # as SentenceGate's default
                 self._carry = G.leading_citation(verdict)
                 out.append(verdict)
                 if not verdict.ok:

@@ -94,7 +94,7 @@ def _check(
     min_words: int,
     names_of: Callable[[int], NamePool],
     allowed: frozenset[str],
-    quotes: bool = True,
+    quotes: bool,
 ) -> GateVerdict:
     cited, bad, text = _markers(sentence, given)
     if bad is not None:

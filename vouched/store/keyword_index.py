@@ -92,6 +92,22 @@ def fold(term: str) -> str:
     return s
 
 
+def sum_postings(parts: Sequence[tuple[np.ndarray, np.ndarray]], n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows ascending, summed weights) over posting slices (rows ascending within each, the
+    term's weights already times its idf), of an index of `n_rows` rows. Shared by this index
+    and PostgreSQL's (vouched.store.pg_keyword). Every weight is > 0, so a matching row's sum is too."""
+    if len(parts) == 1:
+        return parts[0][0].astype(np.int64), parts[0][1]
+    rows = np.concatenate([r for r, _ in parts])
+    w = np.concatenate([x for _, x in parts])
+    if len(rows) * 16 < n_rows:  # few postings: a sort-based sum beats an n-row array
+        uniq, inv = np.unique(rows, return_inverse=True)
+        return uniq.astype(np.int64), np.bincount(inv, weights=w)
+    dense = np.bincount(rows, weights=w, minlength=n_rows)
+    hit = np.flatnonzero(dense)
+    return hit, dense[hit]
+
+
 class KeywordIndex:
     """BM25 posting lists over one corpus version; rows are positions in rowid order."""
 
@@ -186,21 +202,12 @@ class KeywordIndex:
         tids = sorted({t for t in (self.vocab.get(fold(x)) for x in dict.fromkeys(terms) if x) if t is not None})
         if not tids:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        parts_r, parts_w = [], []
+        parts = []
         for t in tids:
             a, b = int(self.indptr[t]), int(self.indptr[t + 1])
-            parts_r.append(self.rows[a:b])
-            parts_w.append(self.weights[a:b] * self.idf[t])
-        if len(tids) == 1:
-            return parts_r[0].astype(np.int64), parts_w[0]
-        rows = np.concatenate(parts_r)
-        w = np.concatenate(parts_w)
-        if len(rows) * 16 < self.n_rows:  # few postings: sort-based sum beats an n-row array
-            uniq, inv = np.unique(rows, return_inverse=True)
-            return uniq.astype(np.int64), np.bincount(inv, weights=w).astype(np.float32)
-        dense = np.bincount(rows, weights=w, minlength=self.n_rows)
-        hit = np.flatnonzero(dense)
-        return hit, dense[hit].astype(np.float32)
+            parts.append((self.rows[a:b], self.weights[a:b] * self.idf[t]))
+        rows, sc = sum_postings(parts, self.n_rows)
+        return rows, sc.astype(np.float32, copy=False)
 
     def search(self, terms: Sequence[str], allowed: np.ndarray | None, limit: int) -> list[tuple[int, float]]:
         """The `limit` best rows (row, score) among `allowed` (a bool mask; None: all), best first."""

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from vouched.store.keyword_index import B, IDF_FLOOR, K1  # FTS5's bm25() constants, as postgres.BM25_K1 / BM25_B
+from vouched.store.keyword_index import B, IDF_FLOOR, K1, sum_postings  # FTS5's bm25() constants, as postgres.BM25_K1 / BM25_B
 from vouched.types import Hits
 
 PART_BYTES = 256 << 20  # one bytea value of keyword_blobs: well under PostgreSQL's 1 GB
@@ -59,22 +59,13 @@ class PgKeywordIndex:
         tids = sorted({self.vocab[t] for t in terms if t in self.vocab})
         if not tids:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        parts_r, parts_w = [], []
+        parts = []
         for t in tids:
             a, b = int(self.indptr[t]), int(self.indptr[t + 1])
             df = b - a
             idf = max(math.log((float(n) - df + 0.5) / (df + 0.5)), IDF_FLOOR)  # as the SQL path's ln (libm log)
-            parts_r.append(self.rows[a:b])
-            parts_w.append(idf * self.weights[a:b])
-        if len(tids) == 1:
-            return parts_r[0].astype(np.int64), parts_w[0]
-        rows, w = np.concatenate(parts_r), np.concatenate(parts_w)
-        if len(rows) * 16 < n:  # few postings: a sort-based sum beats an n-row array
-            uniq, inv = np.unique(rows, return_inverse=True)
-            return uniq.astype(np.int64), np.bincount(inv, weights=w)
-        dense = np.bincount(rows, weights=w, minlength=n)
-        hit = np.flatnonzero(dense)  # every weight is > 0, so a matching row's sum is too
-        return hit, dense[hit]
+            parts.append((self.rows[a:b], idf * self.weights[a:b]))
+        return sum_postings(parts, n)
 
 
 def top(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
