@@ -3,7 +3,10 @@
 * ``comparable`` — ``vouched.text.normalize`` plus two folds matching needs and
   normalisation leaves alone: accents on Latin/Cyrillic letters (combining marks
   U+0300-U+036F after NFD: "cuanto" ≡ "cuánto", "берет" ≡ "берёт") and typographic
-  apostrophes (’ ʼ ‘ → '). Applied to questions and to every literal in a pattern.
+  apostrophes (’ ʼ ‘ → '), and traditional Chinese characters folded to simplified ones
+  («幫我把伺服器重啟» reads as «帮我把伺服器重启»: the zh pack is written in simplified
+  characters; one character at a time, from OpenCC's table in ``zh_hant.tsv``). Applied to
+  questions and to every literal in a pattern.
 * ``matching_text`` — ``comparable`` with a space at each Han/non-Han seam, so Latin words
   written inside Chinese text are whole words for the other packs.
 * ``subject_texts`` — the subject's name and aliases replaced by ``PLACEHOLDER`` (longest
@@ -16,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from importlib import resources
 from typing import Sequence
 
 from vouched.text import normalize
@@ -36,6 +40,21 @@ _ACCENTABLE = re.compile("[\u00c0-\u04ff]")
 _COMBINING = re.compile("[\u0300-\u036f]+")
 
 
+def _load_hant() -> dict[int, str]:
+    table: dict[int, str] = {}
+    text = resources.files("vouched.guard.packs").joinpath("zh_hant.tsv").read_text("utf-8")
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            trad, simp = line.split("\t")
+            table[ord(trad)] = simp
+    return table
+
+
+# Traditional → simplified, one character each (the table's chains are resolved: idempotent).
+_HANT = _load_hant()
+_HAN_ANY = re.compile(f"[{HAN_CLASS}]")
+
+
 def comparable(text: str, *, normalized: bool = False) -> str:
     """``normalize(text)`` with accents on Latin/Cyrillic letters and curly apostrophes folded.
 
@@ -46,6 +65,8 @@ def comparable(text: str, *, normalized: bool = False) -> str:
     if s.isascii():
         return s
     s = s.translate(_APOS)
+    if _HAN_ANY.search(s):
+        s = s.translate(_HANT)
     if _ACCENTABLE.search(s):
         s = unicodedata.normalize("NFC", _COMBINING.sub("", unicodedata.normalize("NFD", s)))
     return s
