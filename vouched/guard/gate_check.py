@@ -12,7 +12,7 @@ from vouched.guard.gate_quote import quoted_source
 from vouched.guard.names import NamePool, name_keys, name_spans
 from vouched.guard.values import source_values, value_spans
 from vouched.guard.voice import first_person_word, mask_source_quotes
-from vouched.text.scripts import HAN_CLASS
+from vouched.text.scripts import HAN_CHAR
 
 RULES = ("marker_range", "missing_marker", "unsupported_value", "unsupported_name", "first_person", "no_answer")
 DEFAULT_MIN_WORDS = 7
@@ -29,7 +29,7 @@ def says_no_answer(text: str) -> bool:
 
 def _without_no_answer(text: str) -> str:
     return _NO_ANSWER_ANY_CASE.sub(" ", text.replace(NO_ANSWER, " ")) if says_no_answer(text) else text
-_HAN = re.compile(f"[{HAN_CLASS}]")
+_HAN = HAN_CHAR  # re-exported by gate.py
 _WORD_TOKEN = re.compile(r"\S*?[^\W_]\S*")
 
 

@@ -22,6 +22,7 @@ HAN_RANGES = (
 )
 
 HAN_CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in HAN_RANGES)
+HAN_CHAR = re.compile(f"[{HAN_CLASS}]")  # one Han character
 DEVANAGARI_CLASS = "\u0900-\u097f\ua8e0-\ua8ff"
 CYRILLIC_CLASS = "\u0400-\u04ff\u0500-\u052f"
 ARABIC_CLASS = "\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff"

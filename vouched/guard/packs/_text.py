@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Sequence
 
 from vouched.text import normalize
-from vouched.text.scripts import HAN_CLASS, is_han
+from vouched.text.scripts import HAN_CHAR, HAN_CLASS, is_han
 
 __all__ = ["PLACEHOLDER", "comparable", "matching_text", "subject_texts"]
 
@@ -52,7 +52,6 @@ def _load_hant() -> dict[int, str]:
 
 # Traditional → simplified, one character each (the table's chains are resolved: idempotent).
 _HANT = _load_hant()
-_HAN_ANY = re.compile(f"[{HAN_CLASS}]")
 
 
 def comparable(text: str, *, normalized: bool = False) -> str:
@@ -65,7 +64,7 @@ def comparable(text: str, *, normalized: bool = False) -> str:
     if s.isascii():
         return s
     s = s.translate(_APOS)
-    if _HAN_ANY.search(s):
+    if HAN_CHAR.search(s):
         s = s.translate(_HANT)
     if _ACCENTABLE.search(s):
         s = unicodedata.normalize("NFC", _COMBINING.sub("", unicodedata.normalize("NFD", s)))
