@@ -171,5 +171,7 @@ def drop_citation_lead(sentence: str, released: str) -> str:
     if not rest or not released.endswith(rest):
         return released
     first = rest.split(None, 1)[0].rstrip(",;:")
-    # "it is rebuilt" → "It is rebuilt"; an identifier such as "pg-core-1" or "iOS" stays as written
-    return rest[:1].upper() + rest[1:] if first.isalpha() and first.islower() else rest
+    # "it is rebuilt" → "It is rebuilt"; an identifier such as "pg-core-1" or "iOS" stays as written,
+    # and so does a letter whose capital is two ("ß" → "SS" would change the released text)
+    up = rest[:1].upper()
+    return up + rest[1:] if first.isalpha() and first.islower() and len(up) == 1 else rest
