@@ -117,7 +117,7 @@ def test_env_dsn_overrides_config(monkeypatch, postgres_dsn):
 @pytest.mark.parametrize("hnsw_type", ["halfvec", "vector"])
 def test_dense_search_uses_the_versions_hnsw_index(pg_factory, hnsw_type):
     schema = _schema()
-    s = pg_factory(schema, exact_below=0, hnsw_type=hnsw_type)
+    s = pg_factory(schema, exact_below=0, hnsw_type=hnsw_type, dense_graph="server")
     write(s, [ck(f"n{i}#0", f"note {i} about lantern number {i}") for i in range(300)])
     vid = s.current_version().id
     q = EMB.embed_queries(["lantern 7"])[0]
@@ -137,8 +137,9 @@ def test_dense_search_uses_the_versions_hnsw_index(pg_factory, hnsw_type):
     exact = s.dense_search(q, TODAY, 5)
     assert exact.plan == "exact" and [i for i, _ in exact] == [i for i, _ in got]
     assert [x for _, x in got] == pytest.approx([x for _, x in exact], abs=1e-9)  # scores from the float32 rows
-    # a store configured for the other graph type searches this version by the graph it has
+    # a store configured for the other graph type (and the process graph) searches this version by the graph it has
     other = pg_factory(schema, exact_below=0, hnsw_type="vector" if hnsw_type == "halfvec" else "halfvec")
+    assert other.dense_graph == "process"
     assert other.dense_search(q, TODAY, 5) == got
 
 
@@ -158,7 +159,7 @@ def test_dense_ef_search_grows_with_the_limit_within_pgvectors_bound(ef, limit):
 
 
 def test_hnsw_search_with_a_raised_ef_search_returns_the_exact_list(pg_factory):
-    s = pg_factory(exact_below=0, ef_search=40)
+    s = pg_factory(exact_below=0, ef_search=40, dense_graph="server")
     write(s, [ck(f"m{i}#0", f"entry {i} on harbour light {i % 17}") for i in range(120)])
     q = EMB.embed_queries(["harbour light 3"])[0]
     got = s.dense_search(q, TODAY, 100)  # ef_search 400 for this query, set on the connection once

@@ -169,7 +169,7 @@ def run_one(backend: str, n: int, queries: int, workdir: Path, bench_dir: Path) 
         bar = tqdm(total=n, desc=f"{backend} {size_label(n)} ingest", unit="chunk", file=sys.stderr, leave=False)
         index_bar = None
         if backend == "postgres":
-            def on_index(done: int, total: int) -> None:  # the HNSW build, from pg_stat_progress_create_index
+            def on_index(done: int, total: int) -> None:  # the HNSW build: the process graph's steps, or pg_stat_progress_create_index
                 nonlocal index_bar
                 if index_bar is None:
                     index_bar = tqdm(total=total, desc=f"{backend} {size_label(n)} HNSW build", unit="vec", file=sys.stderr, leave=False)

@@ -182,7 +182,7 @@ def bench_load(
 
 def bench_scale(
     sizes: str = typer.Option("10k,100k,1m", help="Corpus sizes in chunks, comma-separated (k = thousand, m = million)."),
-    backends: str = typer.Option("sqlite,sqlite-ann,postgres", help="sqlite (exact numpy + FTS5), sqlite-ann (faiss HNSW + in-memory BM25 keyword index, what a corpus above store.ann_min_chunks / keyword_index_min_chunks gets), postgres (pgvector HNSW + the in-memory BM25 index each version stores in PostgreSQL, vouched.store.pg_keyword)."),
+    backends: str = typer.Option("sqlite,sqlite-ann,postgres", help="sqlite (exact numpy + FTS5), sqlite-ann (faiss HNSW + in-memory BM25 keyword index, what a corpus above store.ann_min_chunks / keyword_index_min_chunks gets), postgres (the HNSW graph and BM25 index each version stores in PostgreSQL, walked and summed in this process, the server filtering and scoring the rows found: vouched.store.pg_dense, pg_keyword)."),
     queries: int = typer.Option(200, min=1, help="SQuAD questions timed per run (each with a fixed precomputed query vector)."),
     out_dir: Path = typer.Option(Path("scale-out"), "--out", help="Folder for results.json, scale.png and the temporary stores."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole report as one JSON object."),

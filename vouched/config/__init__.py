@@ -44,7 +44,13 @@ class StoreSettings(_Section):
         description="SQLite: a corpus version with at least this many chunks gets an in-memory BM25 index for keyword search "
                     "(same scores as FTS5, a fraction of its time on large corpora), built at ingest beside the SQLite file; "
                     "below it, FTS5. 0: always FTS5.")
-    ann_ef_search: int = Field(default=128, ge=10, le=4096, description="SQLite HNSW: candidates explored per query (higher: better recall, slower).")
+    ann_ef_search: int = Field(default=128, ge=10, le=4096, description="HNSW graphs walked in process (SQLite's, and PostgreSQL's with pg_dense_graph = 'process'): candidates explored per query (higher: better recall, slower).")
+    pg_dense_graph: Literal["process", "server"] = Field(
+        default="process",
+        description="PostgreSQL: where a new corpus version's HNSW graph lives. 'process': built at ingest (faiss, float16), stored in "
+                    "the database and walked in each search process (the server filters and scores the rows it finds; each "
+                    "replica holds ~0.9 kB a chunk); 'server': pgvector's graph, walked inside PostgreSQL (no memory in the "
+                    "replicas, several times slower per query). Each version is searched by the graph it was written with.")
 
     @model_validator(mode="after")
     def _postgres_needs_dsn(self) -> "StoreSettings":

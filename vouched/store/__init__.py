@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from vouched.store.ann import AnnParams
 from vouched.store.base import CorpusVersion, Store, VersionWriter
 from vouched.store.sqlite import SQLiteStore
 
@@ -20,9 +21,8 @@ def make_store(config: "Config") -> Store:
     if s.backend == "postgres":
         from vouched.store.postgres import PostgresStore
 
-        return PostgresStore(s.dsn, schema=s.pg_schema, keep_versions=s.keep_versions, pool_size=s.pool_size)
-    from vouched.store.ann import AnnParams
-
+        return PostgresStore(s.dsn, schema=s.pg_schema, keep_versions=s.keep_versions, pool_size=s.pool_size,
+                             dense_graph=s.pg_dense_graph, ann_params=AnnParams(ef_search=s.ann_ef_search))
     return SQLiteStore(config.store_path, keep_versions=s.keep_versions, ann_min_chunks=s.ann_min_chunks,
                        ann_params=AnnParams(ef_search=s.ann_ef_search),
                        keyword_index_min_chunks=s.keyword_index_min_chunks)

@@ -40,6 +40,8 @@ EXACT_MAX_ROWS = 20_000
 OVERFETCH = 2.0
 # Beyond this many candidates the graph walk costs more than it saves: search exactly.
 MAX_FETCH = 4_096
+# Rows added to a graph between two progress reports.
+BUILD_STEP = 10_000
 
 
 @dataclass(frozen=True)
@@ -161,15 +163,45 @@ class AnnIndex:
         return int(self._index.d)
 
     @classmethod
-    def build(cls, matrix: np.ndarray, params: AnnParams = AnnParams()) -> "AnnIndex":
+    def build(cls, matrix: np.ndarray, params: AnnParams = AnnParams(), *, fp16: bool = False,
+              progress: Callable[[int, int], None] | None = None,
+              stop: Callable[[], bool] | None = None, step: int = BUILD_STEP) -> "AnnIndex":
+        """The graph over `matrix`'s rows (labels: row positions).
+
+        fp16: the graph keeps float16 copies of the vectors (faiss `IndexHNSWSQ`, QT_fp16) —
+        half the memory of float32 for the same walk; for callers that score the rows it
+        finds from their float32 vectors elsewhere (the PostgreSQL store). Rows are added
+        `step` at a time (HNSW is incremental), so `progress(done, total)` is called between
+        steps and `stop()` is asked there: true abandons the build (StoreError)."""
         faiss = _faiss()
         x = np.ascontiguousarray(matrix, dtype=np.float32)
         if x.ndim != 2 or not len(x):
             raise StoreError(f"an ANN index needs a non-empty (n, dim) matrix, got shape {x.shape}")
-        index = faiss.IndexHNSWFlat(x.shape[1], params.m, faiss.METRIC_INNER_PRODUCT)
+        if fp16:
+            index = faiss.IndexHNSWSQ(x.shape[1], faiss.ScalarQuantizer.QT_fp16, params.m, faiss.METRIC_INNER_PRODUCT)
+            index.train(x[:1])  # float16 needs no statistics: training only marks it ready
+        else:
+            index = faiss.IndexHNSWFlat(x.shape[1], params.m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = params.ef_construction
         with _threads(faiss, params.threads):
-            index.add(x)
+            for at in range(0, len(x), step):
+                if stop is not None and stop():
+                    raise StoreError("the ANN index build was stopped")
+                index.add(x[at : at + step])
+                if progress is not None:
+                    progress(min(at + step, len(x)), len(x))
+        return cls(index, params)
+
+    def to_bytes(self) -> np.ndarray:
+        """The whole index, serialised by faiss (a uint8 array): what `from_bytes` reads back."""
+        return _faiss().serialize_index(self._index)
+
+    @classmethod
+    def from_bytes(cls, data: np.ndarray, params: AnnParams = AnnParams()) -> "AnnIndex":
+        try:
+            index = _faiss().deserialize_index(np.ascontiguousarray(data, dtype=np.uint8))
+        except RuntimeError as exc:
+            raise StoreError(f"cannot read a serialised ANN index: {exc}") from None
         return cls(index, params)
 
     @classmethod

@@ -18,7 +18,7 @@ replacement, not an approximation of it. Terms are numbered in code-point order 
 "C", the postings' order), so a query's per-row sum adds its terms in that order.
 
 Persistence. `keyword_blobs` (migration 5) holds a version's arrays as bytea, each split into
-parts of PART_BYTES (a bytea value is at most 1 GB), written in the version's own transaction:
+parts of `pg_blobs.PART_BYTES` (a bytea value is at most 1 GB), written in the version's own transaction:
 a visible version either has its index or was written before migration 5 (no rows: the SQL
 path answers). Loaded once per process on the first keyword query of a version.
 """
@@ -32,10 +32,10 @@ from typing import Sequence
 
 import numpy as np
 
+from vouched.store import pg_blobs
 from vouched.store.keyword_index import B, IDF_FLOOR, K1, sum_postings  # FTS5's bm25() constants, as postgres.BM25_K1 / BM25_B
 from vouched.types import Hits
 
-PART_BYTES = 256 << 20  # one bytea value of keyword_blobs: well under PostgreSQL's 1 GB
 _ARRAYS = {"vocab": np.uint8, "indptr": np.int64, "rows": np.int32, "weights": np.float64, "rowids": np.int64}
 
 
@@ -205,25 +205,16 @@ def postings_weights(tf: np.ndarray, dl: np.ndarray, avgdl: float) -> np.ndarray
 
 def write(conn, vid: int, index: PgKeywordIndex) -> None:
     """Store `index` as version `vid`'s keyword_blobs rows (inside the version's write transaction)."""
-    blob = {"vocab": "\n".join(index.vocab).encode("utf-8"), "indptr": index.indptr, "rows": index.rows,
-            "weights": index.weights, "rowids": index.rowids}
-    with conn.cursor() as cur:
-        for name, a in blob.items():
-            data = memoryview(a if isinstance(a, bytes) else np.ascontiguousarray(a)).cast("B")
-            for part, at in enumerate(range(0, max(len(data), 1), PART_BYTES)):
-                cur.execute("INSERT INTO keyword_blobs (version_id, name, part, data) VALUES (%s, %s, %s, %b)",
-                            (vid, name, part, data[at : at + PART_BYTES]))
+    pg_blobs.write(conn, "keyword_blobs", vid, {"vocab": "\n".join(index.vocab).encode("utf-8"), "indptr": index.indptr,
+                                                "rows": index.rows, "weights": index.weights, "rowids": index.rowids})
 
 
 def load(conn, vid: int) -> PgKeywordIndex | None:
     """Version `vid`'s index from keyword_blobs; None if it has none (written before migration 5)."""
-    parts: dict[str, list[bytes]] = {}
-    for name, data in conn.execute("SELECT name, data FROM keyword_blobs WHERE version_id = %s ORDER BY name, part",
-                                   (vid,), binary=True):
-        parts.setdefault(name, []).append(data)
+    parts = pg_blobs.read(conn, "keyword_blobs", vid, _ARRAYS)
     if not parts:
         return None
-    a = {k: np.frombuffer(b"".join(parts.pop(k)), dtype=t) for k, t in _ARRAYS.items()}
+    a = {k: np.frombuffer(parts.pop(k), dtype=t) for k, t in _ARRAYS.items()}
     text = a.pop("vocab").tobytes().decode("utf-8")
     vocab = {t: i for i, t in enumerate(text.split("\n"))} if text else {}
     if len(a["indptr"]) != len(vocab) + 1 or len(a["rows"]) != len(a["weights"]) or a["indptr"][-1] != len(a["rows"]):

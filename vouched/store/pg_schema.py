@@ -57,6 +57,11 @@ CREATE TABLE keyword_blobs (version_id BIGINT NOT NULL, name TEXT NOT NULL, part
   PRIMARY KEY (version_id, name, part));
 ALTER TABLE keyword_blobs ALTER COLUMN data SET STORAGE EXTERNAL;
 """),
+    (6, "dense graph blobs", """
+CREATE TABLE dense_blobs (version_id BIGINT NOT NULL, name TEXT NOT NULL, part INTEGER NOT NULL, data BYTEA NOT NULL,
+  PRIMARY KEY (version_id, name, part));
+ALTER TABLE dense_blobs ALTER COLUMN data SET STORAGE EXTERNAL;
+"""),
 )
 # Migration 2. `vec` SET STORAGE MAIN: a 384-d vector is 1.5 kB, and a chunk row with its text
 # passes the 2 kB TOAST threshold, so under the default (EXTERNAL) the vector went out of line
@@ -80,6 +85,11 @@ ALTER TABLE keyword_blobs ALTER COLUMN data SET STORAGE EXTERNAL;
 # the version's transaction and read once per process. STORAGE EXTERNAL: the arrays do not
 # compress (pglz would only cost CPU at write and read). Versions written before have no rows
 # and keep the SQL keyword query.
+# Migration 6. `dense_blobs` holds the HNSW graph of each version written with
+# dense_graph = "process" (vouched.store.pg_dense: the faiss index serialised, the rowid of each
+# label, each tenant's row count), written in the version's transaction and read once per
+# process; such a version's `ann_type` is 'process' and it has no pgvector graph. Versions
+# written before keep theirs.
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _LATIN_MARKS = range(0x300, 0x370)

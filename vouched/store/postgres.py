@@ -48,6 +48,13 @@ gated on the current version the store last read (`_gate`): a version another pr
 returns nothing, and the store re-reads the pointer and runs again. ef_search is SET on a
 connection only when a query needs another value than the one it holds.
 
+Since migration 6 a new version's graph is, by default, not pgvector's: the writer builds a faiss
+HNSW graph (float16 copies of the vectors) while it loads the rows, stores it in `dense_blobs`,
+and each search process walks it in memory and sends the candidates' rowids to the server,
+which filters them and scores them by their float32 vectors (vouched.store.pg_dense, plan
+"graph"; `dense_graph = "server"` keeps pgvector's graph). What follows describes pgvector's
+graph, which versions written before or with "server" keep.
+
 Since migration 4 a new version's graph is built on `halfvec` (float16 copies of the vectors,
 `hnsw_type`): half the pages to build and to walk — at 100k synthetic rows dense p50 18.5 vs
 37.8 ms at ef_search 200, recall@100 0.728 vs 0.723 — while the rows keep float32 and the rows
@@ -68,7 +75,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vouched.errors import StoreError
-from vouched.store import pg_copy, pg_keyword
+from vouched.store import pg_copy, pg_dense, pg_keyword
+from vouched.store.ann import AnnParams
 from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
@@ -150,13 +158,18 @@ class PostgresStore:
     few MB is as fast as the graph and gives SQLite's exact top-k); above it, HNSW.
     `concurrent_reads`: the hybrid retriever runs the dense search on another connection
     while it does the keyword side (the server works on both at once).
+    dense_graph: where new versions' HNSW graph lives — "process" (default: a faiss graph built
+    by the writer, stored in `dense_blobs` and walked in each search process, vouched.store.pg_dense)
+    or "server" (pgvector's graph in the database, of `hnsw_type`). Each version is searched by
+    the graph it was written with. ann_params: the process graph's M, ef_construction, ef_search.
     """
 
     concurrent_reads = True
 
     def __init__(self, dsn: str = "", *, schema: str = "vouched", keep_versions: int = 2,
                  pool_size: int = 8, ef_search: int = 200, exact_below: int = 20_000,
-                 maintenance_work_mem: str = "1GB", hnsw_type: str = "halfvec") -> None:
+                 maintenance_work_mem: str = "1GB", hnsw_type: str = "halfvec", dense_graph: str = "process",
+                 ann_params: AnnParams = AnnParams()) -> None:
         self.dsn = os.environ.get(DSN_ENV) or dsn
         if not self.dsn:
             raise StoreError(f"[store] backend = \"postgres\" needs a dsn: set store.dsn in vouched.toml or {DSN_ENV}")
@@ -175,6 +188,10 @@ class PostgresStore:
         if hnsw_type not in ("halfvec", "vector"):
             raise StoreError(f"hnsw_type must be 'halfvec' or 'vector', got {hnsw_type!r}")
         self.hnsw_type = hnsw_type  # the type new versions' HNSW graphs are built on (migration 4)
+        if dense_graph not in ("process", "server"):
+            raise StoreError(f"dense_graph must be 'process' or 'server', got {dense_graph!r}")
+        self.dense_graph = dense_graph  # migration 6: new versions get a graph walked in process ("process")
+        self.ann_params = ann_params
         self.on_index_progress: Callable[[int, int], None] | None = None  # (done, total) during the HNSW build
         self.on_write_phase: Callable[[str], None] | None = None  # called as each write phase ends (benchmarks: server CPU per phase)
         self._pool = None
@@ -183,6 +200,8 @@ class PostgresStore:
         self._meta: tuple[int, int, int, bool, int, str] | None = None  # the current version's _current_meta, as last read
         self._kw: tuple[int, pg_keyword.PgKeywordIndex | None] | None = None  # (version id, its index or None: no blobs)
         self._kw_lock = threading.Lock()
+        self._graph: tuple[int, pg_dense.PgDenseGraph | None] | None = None  # (version id, its graph or None)
+        self._graph_lock = threading.Lock()
         self._conn_ef: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> hnsw.ef_search set on it
 
     # -- connections and migrations -----------------------------------------------------------
@@ -334,8 +353,10 @@ class PostgresStore:
         (vouched.store.pg_copy) and sent in blocks, so the server parses and indexes one block
         while this process analyses the next. Postings (one row per distinct term of a chunk) are
         then derived by the server from the rows' `lexemes` / `lexeme_tf` arrays, with their BM25
-        weights, in (term, row) order; document frequencies go as one COPY; the HNSW graph is
-        built last, over the loaded rows, in memory (`maintenance_work_mem`).
+        weights, in (term, row) order; document frequencies go as one COPY. The dense graph: with
+        `dense_graph = "process"` a thread builds it (faiss) from the first statement on, while
+        the rows are analysed and loaded, and it is stored last; with "server" pgvector builds
+        its graph last, over the loaded rows, in memory (`maintenance_work_mem`).
         """
         from psycopg.types.json import Jsonb
 
@@ -353,9 +374,12 @@ class PostgresStore:
         chash = corpus_hash(chunks, w._records)
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
         vec_fields = pg_copy.vector_fields(vectors) if has_vec else None
-        del vectors
+        in_process = has_vec and self.dense_graph == "process"
+        if not in_process:
+            del vectors
         times: dict[str, float] = {"prepare_s": time.perf_counter() - t_start}
         self._phase_done("prepare")
+        graph: pg_dense.Builder | None = None
         with self._conn() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"vouched-write-{self.schema}",))
             previous = self.current_version(conn)
@@ -363,90 +387,20 @@ class PostgresStore:
             vid = conn.execute(
                 "INSERT INTO corpus_versions (hash, created_at, note, embedding_model, dim, chunk_count, record_count, total_terms, "
                 "impact, ann_type) VALUES (%s,%s,%s,%s,%s,%s,%s,0,TRUE,%s) RETURNING id",
-                (chash, created, w._note, w._model, dim, len(chunks), len(w._records), self.hnsw_type),
+                (chash, created, w._note, w._model, dim, len(chunks), len(w._records), "process" if in_process else self.hnsw_type),
             ).fetchone()[0]
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
-            df: Counter = Counter()
-            kw = pg_keyword.IndexWriter()
-            total_terms, analyse_s = 0, 0.0
-            vid_f, null = pg_copy.int8(vid), pg_copy.NULL
-            text, day, int4 = pg_copy.text, pg_copy.day, pg_copy.int4
-            with conn.cursor().copy(f"COPY chunks ({_COPY_COLS}) FROM STDIN (FORMAT BINARY)") as cp:
-                cp.write(pg_copy.SIGNATURE)
-                block: list[bytes] = []
-                for i, c in enumerate(chunks):
-                    ta = time.perf_counter()
-                    terms = analyze(c.embed_text, c.lang)
-                    lex = Counter(x for t in terms for x in _fts_tokens_cached(t))
-                    analyse_s += time.perf_counter() - ta
-                    uniq = sorted(lex)
-                    tf = [lex[t] for t in uniq]
-                    df.update(uniq)
-                    n_lex = sum(tf)
-                    total_terms += n_lex
-                    kw.add(uniq, tf, n_lex)
-                    block.append(b"".join((
-                        _ROW_HEAD, pg_copy.int8(rows[i]), vid_f, text(c.id), text(c.doc_id), text(c.text), text(c.title),
-                        text(c.section), text(c.overlap), text(c.version), int4(c.page), int4(c.position), text(c.source),
-                        text(c.url), text(c.lang), text(c.tenant), day(c.updated_at), day(c.effective_from),
-                        day(c.effective_to), text(c.supersedes), day(sup.get((c.tenant, c.doc_id))), int4(c.authority),
-                        pg_copy.boolean(c.draft), pg_copy.jsonb(list(c.flags)), pg_copy.text_array(terms),
-                        pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array(tf),
-                        vec_fields[i] if vec_fields is not None else null,
-                    )))
-                    if len(block) == _BLOCK_ROWS:
-                        cp.write(b"".join(block))
-                        block = []
-                        if w._progress:
-                            w._progress(_BLOCK_ROWS)
-                cp.write(b"".join(block) + pg_copy.TRAILER)
-            if w._progress and len(chunks) % _BLOCK_ROWS:
-                w._progress(len(chunks) % _BLOCK_ROWS)
-            del vec_fields
-            times["analyse_s"] = analyse_s  # inside copy_chunks_s: the text analysis, overlapped with the server's work
-            times["copy_chunks_s"] = time.perf_counter() - t0
-            self._phase_done("copy_chunks")
-            t0 = time.perf_counter()
-            avgdl = max(total_terms, 1) / max(len(chunks), 1)  # as keyword_search's v.avgdl
-            conn.execute("UPDATE corpus_versions SET total_terms = %s WHERE id = %s", (total_terms, vid))
-            # the weight as bm25_weight computes it (same float8 operations in the same order);
-            # in (term, row) order: one term's postings then sit on adjacent pages, and a keyword
-            # query reads a few pages a term instead of one page a posting
-            conn.execute(f"SET LOCAL work_mem = '{self.maintenance_work_mem}'")  # the sort in memory
-            conn.execute(
-                f"""INSERT INTO postings (version_id, term, chunk_row, tf, w)
-                    SELECT {int(vid)}, u.t, c.rowid, u.tf, u.tf * {_F8(BM25_K1 + 1)}
-                           / (u.tf + {_F8(BM25_K1)} * ({_F8(1 - BM25_B)} + {_F8(BM25_B)} * c.n_terms / {_F8(avgdl)}))
-                    FROM chunks c CROSS JOIN LATERAL unnest(c.lexemes, c.lexeme_tf) AS u(t, tf)
-                    WHERE c.version_id = {int(vid)}
-                    ORDER BY u.t COLLATE "C", c.rowid""")
-            with conn.cursor().copy("COPY term_df (version_id, term, df) FROM STDIN (FORMAT BINARY)") as cp:
-                cp.write(pg_copy.SIGNATURE)
-                out: list[bytes] = []
-                for t, n in df.items():
-                    out.append(b"".join((_DF_HEAD, vid_f, text(t), int4(n))))
-                    if len(out) == 4 * _BLOCK_ROWS:
-                        cp.write(b"".join(out))
-                        out = []
-                cp.write(b"".join(out) + pg_copy.TRAILER)
-            times["copy_postings_s"] = time.perf_counter() - t0
-            self._phase_done("copy_postings")
-            t0 = time.perf_counter()
-            pg_keyword.write(conn, vid, kw.build(rows, avgdl))  # the same weights as the postings above
-            del kw
-            times["keyword_index_build_s"] = time.perf_counter() - t0
-            self._phase_done("keyword_index")
-            if has_vec:
-                t0 = time.perf_counter()
-                # the graph built in memory is several times faster than one spilling to disk
-                conn.execute(f"SET LOCAL maintenance_work_mem = '{self.maintenance_work_mem}'")
-                with self._watch_index_build(conn):
-                    t = self.hnsw_type  # halfvec: a graph of float16 copies, half the pages to build and to walk
-                    conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::{t}({dim})) {t}_cosine_ops) "
-                                 f"WHERE version_id = {int(vid)}")
-                times["hnsw_build_s"] = time.perf_counter() - t0
-                self._phase_done("hnsw_build")
+            if in_process:  # the graph is built in a thread while the rows are analysed and loaded
+                graph = pg_dense.Builder(vectors, rows, [c.tenant for c in chunks], self.ann_params, self.on_index_progress)
+                del vectors
+            fields, vec_fields = [vec_fields], None  # the method frees them once they are sent
+            try:
+                self._write_rows(conn, w, vid, rows, chunks, sup, fields, graph, dim, times)
+            except BaseException:
+                if graph is not None:
+                    graph.cancel()
+                raise
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO records (version_id, record_id, tenant, body) VALUES (%s,%s,%s,%s)",
                                 [(vid, r.id, r.tenant, Jsonb(asdict(r))) for r in w._records])
@@ -470,6 +424,104 @@ class PostgresStore:
         if "hnsw_build_s" in times:
             w.build_times["ann_build_s"] = times["hnsw_build_s"]
         return self.current_version()  # type: ignore[return-value]
+
+    def _write_rows(self, conn, w: VersionBuffer, vid: int, rows: list[int], chunks: Sequence, sup: dict,
+                    fields: list, graph: "pg_dense.Builder | None", dim: int, times: dict) -> None:
+        """The version's chunk rows (COPY), postings, document frequencies, keyword index and dense graph.
+
+        `fields` holds the rows' encoded vectors (or None) as its one item, taken out here so
+        they are freed as soon as the COPY has sent them."""
+        t0 = time.perf_counter()
+        vec_fields = fields.pop()
+        text, day, int4 = pg_copy.text, pg_copy.day, pg_copy.int4
+        df: Counter = Counter()
+        kw = pg_keyword.IndexWriter()
+        total_terms, analyse_s = 0, 0.0
+        vid_f, null = pg_copy.int8(vid), pg_copy.NULL
+        with conn.cursor().copy(f"COPY chunks ({_COPY_COLS}) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.write(pg_copy.SIGNATURE)
+            block: list[bytes] = []
+            for i, c in enumerate(chunks):
+                ta = time.perf_counter()
+                terms = analyze(c.embed_text, c.lang)
+                lex = Counter(x for t in terms for x in _fts_tokens_cached(t))
+                analyse_s += time.perf_counter() - ta
+                uniq = sorted(lex)
+                tf = [lex[t] for t in uniq]
+                df.update(uniq)
+                n_lex = sum(tf)
+                total_terms += n_lex
+                kw.add(uniq, tf, n_lex)
+                block.append(b"".join((
+                    _ROW_HEAD, pg_copy.int8(rows[i]), vid_f, text(c.id), text(c.doc_id), text(c.text), text(c.title),
+                    text(c.section), text(c.overlap), text(c.version), int4(c.page), int4(c.position), text(c.source),
+                    text(c.url), text(c.lang), text(c.tenant), day(c.updated_at), day(c.effective_from),
+                    day(c.effective_to), text(c.supersedes), day(sup.get((c.tenant, c.doc_id))), int4(c.authority),
+                    pg_copy.boolean(c.draft), pg_copy.jsonb(list(c.flags)), pg_copy.text_array(terms),
+                    pg_copy.text_array(uniq), int4(n_lex), pg_copy.int4_array(tf),
+                    vec_fields[i] if vec_fields is not None else null,
+                )))
+                if len(block) == _BLOCK_ROWS:
+                    cp.write(b"".join(block))
+                    block = []
+                    if w._progress:
+                        w._progress(_BLOCK_ROWS)
+            cp.write(b"".join(block) + pg_copy.TRAILER)
+        if w._progress and len(chunks) % _BLOCK_ROWS:
+            w._progress(len(chunks) % _BLOCK_ROWS)
+        del vec_fields
+        times["analyse_s"] = analyse_s  # inside copy_chunks_s: the text analysis, overlapped with the server's work
+        times["copy_chunks_s"] = time.perf_counter() - t0
+        self._phase_done("copy_chunks")
+        t0 = time.perf_counter()
+        avgdl = max(total_terms, 1) / max(len(chunks), 1)  # as keyword_search's v.avgdl
+        conn.execute("UPDATE corpus_versions SET total_terms = %s WHERE id = %s", (total_terms, vid))
+        # the weight as bm25_weight computes it (same float8 operations in the same order);
+        # in (term, row) order: one term's postings then sit on adjacent pages, and a keyword
+        # query reads a few pages a term instead of one page a posting
+        conn.execute(f"SET LOCAL work_mem = '{self.maintenance_work_mem}'")  # the sort in memory
+        conn.execute(
+            f"""INSERT INTO postings (version_id, term, chunk_row, tf, w)
+                SELECT {int(vid)}, u.t, c.rowid, u.tf, u.tf * {_F8(BM25_K1 + 1)}
+                       / (u.tf + {_F8(BM25_K1)} * ({_F8(1 - BM25_B)} + {_F8(BM25_B)} * c.n_terms / {_F8(avgdl)}))
+                FROM chunks c CROSS JOIN LATERAL unnest(c.lexemes, c.lexeme_tf) AS u(t, tf)
+                WHERE c.version_id = {int(vid)}
+                ORDER BY u.t COLLATE "C", c.rowid""")
+        with conn.cursor().copy("COPY term_df (version_id, term, df) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.write(pg_copy.SIGNATURE)
+            out: list[bytes] = []
+            for t, n in df.items():
+                out.append(b"".join((_DF_HEAD, vid_f, text(t), int4(n))))
+                if len(out) == 4 * _BLOCK_ROWS:
+                    cp.write(b"".join(out))
+                    out = []
+            cp.write(b"".join(out) + pg_copy.TRAILER)
+        times["copy_postings_s"] = time.perf_counter() - t0
+        self._phase_done("copy_postings")
+        t0 = time.perf_counter()
+        pg_keyword.write(conn, vid, kw.build(rows, avgdl))  # the same weights as the postings above
+        del kw
+        times["keyword_index_build_s"] = time.perf_counter() - t0
+        self._phase_done("keyword_index")
+        if graph is not None:  # the process graph (built meanwhile), stored with the version
+            t0 = time.perf_counter()
+            built = graph.result()
+            times["dense_graph_wait_s"] = time.perf_counter() - t0  # how long the write waited for the thread
+            times["hnsw_build_s"] = graph.seconds
+            pg_dense.write(conn, vid, built)
+            del built
+            times["dense_graph_write_s"] = time.perf_counter() - t0 - times["dense_graph_wait_s"]
+            self._phase_done("hnsw_build")
+        elif dim:
+            t0 = time.perf_counter()
+            # the graph built in memory is several times faster than one spilling to disk
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{self.maintenance_work_mem}'")
+            with self._watch_index_build(conn):
+                t = self.hnsw_type  # halfvec: a graph of float16 copies, half the pages to build and to walk
+                conn.execute(f"CREATE INDEX chunks_v{vid}_hnsw ON chunks USING hnsw ((vec::{t}({dim})) {t}_cosine_ops) "
+                             f"WHERE version_id = {int(vid)}")
+            times["hnsw_build_s"] = time.perf_counter() - t0
+            self._phase_done("hnsw_build")
 
     def _phase_done(self, name: str) -> None:
         if self.on_write_phase is not None:
@@ -518,7 +570,7 @@ class PostgresStore:
         old = keep_order([r[0] for r in conn.execute("SELECT id FROM corpus_versions WHERE id < %s", (current,))], previous)
         for vid in old[self.keep_versions - 1:]:
             conn.execute(f"DROP INDEX IF EXISTS chunks_v{int(vid)}_hnsw")
-            for table in ("chunks", "postings", "term_df", "records", "keyword_blobs"):
+            for table in ("chunks", "postings", "term_df", "records", "keyword_blobs", "dense_blobs"):
                 conn.execute(f"DELETE FROM {table} WHERE version_id = %s", (vid,))
             conn.execute("DELETE FROM corpus_versions WHERE id = %s", (vid,))
 
@@ -606,7 +658,15 @@ class PostgresStore:
                     raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {dim}: re-ingest with this embedder")
                 qtext = _vec_text(q)
                 where_v = f"c.version_id = {vid} AND c.vec IS NOT NULL{self._gate(vid)}{where}"
-                if n <= self.exact_below:  # no cast: no index applies, an exact scan
+                if ann == "process" and n > self.exact_below:
+                    # the graph in this process finds candidates; the server filters and scores them
+                    graph = self._dense_graph(conn, vid, dim)
+                    hits = pg_dense.search(conn, graph, q, qtext, dim, where_v, args, limit, filters.tenant) if graph else None
+                    if hits is not None:
+                        if hits or (meta := self._stale(conn, meta)) is None:
+                            return hits
+                        continue
+                if n <= self.exact_below or ann == "process":  # no cast: no index applies, an exact scan
                     plan = "exact"
                     sql = (f"SELECT c.chunk_id, 1 - (c.vec <=> %s::vector({dim})) AS s FROM chunks c WHERE {where_v} "
                            f"ORDER BY c.vec <=> %s::vector({dim}), c.rowid LIMIT %s")
@@ -628,6 +688,23 @@ class PostgresStore:
                 rows = conn.execute(sql, params).fetchall()
                 if rows or (meta := self._stale(conn, meta)) is None:
                     return Hits([(r[0], float(r[1])) for r in rows], plan)
+
+    def _dense_graph(self, conn, vid: int, dim: int) -> pg_dense.PgDenseGraph | None:
+        """Version `vid`'s process graph, loaded once per process (None: it has none; then exact scans).
+
+        One graph is held, the last version asked for, as with the keyword index: a version the
+        pointer left is never loaded (its gated statements find nothing and the caller re-reads).
+        """
+        g = self._graph
+        if g is None or g[0] != vid:
+            with self._graph_lock:
+                g = self._graph
+                if g is None or g[0] != vid:
+                    if self._current_id(conn) != vid:
+                        return None
+                    self._graph = None  # the old graph goes before the new one loads
+                    g = self._graph = (vid, pg_dense.load(conn, vid, dim, self.ann_params))
+        return g[1]
 
     def _set_ef_search(self, conn, ef: int) -> None:
         """hnsw.ef_search on this connection, set (one round trip) only when it differs from the last one set on it.
