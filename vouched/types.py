@@ -107,11 +107,18 @@ class Hits(list):
     ``plan``: for dense search "exact", "ann", "ann+exact", "hnsw" or "none"; for keyword
     search "fts5", "index", "impact" or "join". Returned with the hits, never left on the
     store (a store is shared by concurrent searches). Compares equal to the plain list.
+
+    ``terms`` and ``langs``: a store whose search read the rows anyway (PostgreSQL's keyword
+    search) may return each hit's analysed terms and language with it, what `get_terms` and
+    `get_chunks` would answer for those ids, so the retriever need not ask again (None: ask).
     """
 
-    def __init__(self, hits: Iterable[tuple[str, float]] = (), plan: str = "") -> None:
+    def __init__(self, hits: Iterable[tuple[str, float]] = (), plan: str = "", *,
+                 terms: Mapping[str, frozenset[str]] | None = None, langs: Mapping[str, str] | None = None) -> None:
         super().__init__(hits)
         self.plan = plan
+        self.terms = terms
+        self.langs = langs
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from vouched.errors import StoreError
 from vouched.store import pg_dense
 from vouched.store.ann import AnnParams
 from vouched.store.postgres import PostgresStore
+from vouched.store.rowfilter import FilterColumns
 from vouched.types import SearchFilters
 
 EXACT = 1_000_000  # exact_below: every version searched by the exact scan
@@ -60,11 +61,11 @@ class TestPostgresStoreGraphPlan(StoreSuite):
 WORDS = "harbour lantern keeper quay tide beacon signal rope anchor mast gull fog bell chart compass storm".split()
 
 
-def corpus(seed: int, n: int, *, tenants=("default",), drafts: float = 0.0, dated: float = 0.0):
+def corpus(seed: int, n: int, *, tenants=("default",), drafts: float = 0.0, dated: float = 0.0, langs=("en",)):
     rng = random.Random(seed)
     out = []
     for i in range(n):
-        kw = {"tenant": rng.choice(tenants)}
+        kw = {"tenant": rng.choice(tenants), "lang": rng.choice(langs)}
         if rng.random() < drafts:
             kw["draft"] = True
         if rng.random() < dated:  # out of force on TODAY
@@ -91,7 +92,7 @@ def test_a_process_version_has_its_graph_in_the_database_and_no_pgvector_index(p
         assert conn.execute("SELECT count(*) FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
                             (s.schema, f"chunks_v{vid}_hnsw")).fetchone()[0] == 0
         names = {r[0] for r in conn.execute("SELECT DISTINCT name FROM dense_blobs WHERE version_id = %s", (vid,))}
-        assert names == {"graph", "rowids", "tenants"}
+        assert names == {"graph", "rowids", *FilterColumns.BLOBS}
         g = pg_dense.load(conn, vid, EMB.dim, WIDE)
         rowids = [r[0] for r in conn.execute("SELECT rowid FROM chunks WHERE version_id = %s ORDER BY rowid", (vid,))]
     assert g.size == 300 and sorted(g.rowids.tolist()) == rowids and g.tenants == {"default": 300}
@@ -127,21 +128,62 @@ def test_a_tenant_with_few_rows_is_scanned_exactly_and_an_unknown_one_finds_noth
 
 
 @pytest.mark.parametrize("seed", [4, 5, 6])
-def test_dates_and_drafts_the_process_cannot_see_grow_the_fetch_then_fall_back_to_exact(pg, seed):
+def test_dates_drafts_languages_and_tenants_apply_inside_the_walk(pg, seed):
     schema = "g_" + uuid.uuid4().hex[:12]
     s = pg(schema, ann_params=AnnParams(ef_search=1024, max_fetch=400, exact_max_rows=10))
     exact = pg(schema, exact_below=EXACT)
-    write(s, corpus(seed, 500, tenants=("default", "b"), drafts=0.3, dated=0.3))
+    write(s, corpus(seed, 500, tenants=("default", "b"), drafts=0.3, dated=0.3, langs=("en", "fa", "zh")))
     rng = random.Random(seed)
     plans = set()
-    for _ in range(8):
+    sent: list[str] = []
+    filters = (TODAY, SearchFilters(tenant="b", as_of=TODAY.as_of, include_drafts=True), SearchFilters(any_time=True),
+               SearchFilters(as_of=TODAY.as_of, langs=("fa", "zh")), SearchFilters(langs=()))
+    for _ in range(6):
         q = EMB.embed_queries([" ".join(rng.choices(WORDS, k=3))])[0]
         for limit in (3, 40, 150):
-            for f in (TODAY, SearchFilters(tenant="b", as_of=TODAY.as_of, include_drafts=True), SearchFilters(any_time=True)):
+            for f in filters:
                 got, ref = s.dense_search(q, f, limit), exact.dense_search(q, f, limit)
                 plans.add(got.plan)
                 same(got, ref)
-    assert plans == {"graph", "exact"}  # both paths were taken (150 of ~90 allowed rows: the exact fallback)
+    assert plans == {"graph", "exact"}  # both paths were taken (150 of ~90 allowed rows: the exact scan)
+    # one statement per graph search: the walk returns only allowed rows, so no second round
+    with s._conn() as conn:
+        real = conn.execute
+
+        def counting(query, *a, **k):
+            sent.append(str(query))
+            return real(query, *a, **k)
+
+        conn.execute = counting
+        graph = s._dense_graph(conn, s.current_version().id, EMB.dim)
+        from vouched.store.pg_dense import search
+        from vouched.store.postgres import _vec_text
+
+        q = EMB.embed_queries(["harbour"])[0]
+        where, args = s._filter_sql(TODAY)
+        vid = s.current_version().id
+        hits = search(conn, graph, q, _vec_text(q), EMB.dim, f"c.version_id = {vid} AND c.vec IS NOT NULL{where}", args, 40, TODAY)
+    assert hits.plan == "graph" and len(hits) == 40 and len(sent) == 1
+
+
+def test_filter_columns_mask_matches_the_sql_filters():
+    from vouched.store.rowfilter import FilterColumns
+
+    day = TODAY.as_of
+    rows = [("a", "en", False, None, None, None), ("a", "fa", True, None, None, None),
+            ("b", "en", False, None, None, None), ("a", "en", False, day + timedelta(days=1), None, None),
+            ("a", "en", False, None, day - timedelta(days=1), None), ("a", "en", False, None, None, day),
+            ("a", "en", False, day.isoformat(), day.isoformat(), (day + timedelta(days=1)).isoformat())]
+    cols = FilterColumns.build(rows, len(rows))
+    assert cols.mask(SearchFilters(tenant="a", as_of=day)).tolist() == [1, 0, 0, 0, 0, 0, 1]
+    assert cols.mask(SearchFilters(tenant="a", as_of=day, include_drafts=True, langs=("fa",))).tolist() == [0, 1, 0, 0, 0, 0, 0]
+    assert cols.mask(SearchFilters(tenant="a", any_time=True)).tolist() == [1, 0, 0, 1, 1, 1, 1]
+    assert not cols.mask(SearchFilters(tenant="c")).any() and not cols.mask(SearchFilters(tenant="a", langs=())).any()
+    back = FilterColumns.from_blobs(cols.to_blobs(), len(rows))
+    for f in (SearchFilters(tenant="a", as_of=day), SearchFilters(tenant="b", any_time=True, include_drafts=True)):
+        assert back.mask(f).tolist() == cols.mask(f).tolist()
+    with pytest.raises(ValueError, match="rows"):
+        FilterColumns.from_blobs(cols.to_blobs(), len(rows) + 1)
 
 
 def test_the_graph_follows_version_switches_and_dropped_versions_lose_their_blobs(pg):
@@ -226,7 +268,8 @@ def test_build_and_serialise_round_trip_without_a_server():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((500, 32)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    g = pg_dense.build(x, range(1000, 1500), ["a"] * 400 + ["b"] * 100, AnnParams(ef_search=600))
+    cols = FilterColumns.build([("a" if i < 400 else "b", "en", False, None, None, None) for i in range(500)], 500)
+    g = pg_dense.build(x, range(1000, 1500), cols, AnnParams(ef_search=600))
     assert g.tenants == {"a": 400, "b": 100} and g.ann.dim == 32
     from vouched.store.ann import AnnIndex
 

@@ -159,7 +159,8 @@ class HybridRetriever:
             if want_keyword:
                 t0 = time.perf_counter()
                 keyword = self.store.keyword_search(q_terms, filters, n_cand)
-                kw_terms = self.store.get_terms([i for i, _ in keyword], filters.tenant)
+                known = getattr(keyword, "terms", None)  # a store may return them with the hits
+                kw_terms = dict(known) if known is not None else self.store.get_terms([i for i, _ in keyword], filters.tenant)
                 times.keyword_ms = (time.perf_counter() - t0) * 1000
                 modes_used.append("keyword")
             if q_terms and hasattr(self.store, "doc_freq"):
@@ -198,7 +199,8 @@ class HybridRetriever:
                 lists["keyword"] = [i for i, _ in keyword]
             else:
                 # Only keyword candidates that can really match the question may vote.
-                chunks_lang = self._langs([i for i, _ in keyword if kw_cov[i] > 0], filters.tenant)
+                known = getattr(keyword, "langs", None)  # a store may return them with the hits
+                chunks_lang = known if known is not None else self._langs([i for i, _ in keyword if kw_cov[i] > 0], filters.tenant)
                 eligible = [i for i, _ in keyword if kw_cov[i] > 0 and chunks_lang.get(i) == lang]
                 if eligible:
                     lists["keyword"] = eligible

@@ -221,13 +221,22 @@ class AnnIndex:
         """Write atomically: a temp file in the same folder, then rename over `path`."""
         replace_with(self.write_temp(path), path)
 
-    def search(self, vector: np.ndarray, k: int) -> np.ndarray:
-        """Row positions of about the k nearest rows (inner product), best first; no scores."""
+    def search(self, vector: np.ndarray, k: int, *, ef: int | None = None, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Row positions of about the k nearest rows (inner product), best first; no scores.
+
+        ef: the walk's candidate list (default: the params' ef_search; never below k).
+        allowed: a bitmap of the rows that may be returned (`np.packbits(mask, bitorder="little")`):
+        the walk passes through the others but returns only these, so a filter applies before
+        the top-k cut."""
         faiss = _faiss()
         k = max(1, min(int(k), self.size))
         q = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         params = faiss.SearchParametersHNSW()
-        params.efSearch = max(self.params.ef_search, k)
+        params.efSearch = max(self.params.ef_search if ef is None else int(ef), k)
+        if allowed is not None:
+            if len(allowed) * 8 < self.size:
+                raise StoreError(f"a bitmap of {len(allowed) * 8} rows for an index of {self.size}")
+            params.sel = sel = faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(allowed))  # noqa: F841 (kept alive)
         _, labels = self._index.search(q, k, params=params)
         got = labels[0]
         return got[got >= 0]

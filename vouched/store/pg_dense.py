@@ -15,21 +15,23 @@ pgvector graph is built for such a version (`corpus_versions.ann_type = 'process
 written before, or with `dense_graph = "server"`, keep pgvector's graph and its query.
 
 What is searched. The graph finds candidate rows; ONE statement sends their rowids to the
-server, which keeps those passing the filters and the current-version gate and scores them by
-their float32 vectors (`1 - (vec <=> q)`), best first — so a score never reads float16 and a
-filter is never applied after the LIMIT. How many candidates to ask for is `ann.plan_dense`'s
-rule (the SQLite store's), with the tenant's share of the version as the selectivity: the whole
-limit with no other tenant, limit x overfetch / share otherwise, and an exact filtered scan in
-the server when the tenant's rows are few or the fetch would be most of the graph. Validity
-dates and drafts are not known in the process: when fewer than `limit` candidates pass, the
-fetch grows x4 until it passes `max_fetch`, then the server scans the filtered rows exactly.
+server, which scores them by their float32 vectors (`1 - (vec <=> q)`), best first, under the
+current-version gate — so a score never reads float16. Filters apply inside the walk, never after
+its top-k cut: the version's filter columns (tenant, language, draft, validity dates:
+`vouched.store.rowfilter`, stored beside the graph) give the exact set of rows a search allows,
+as a bitmap the walk returns only from (faiss `IDSelectorBitmap`), so the graph is asked for
+exactly `limit` rows and one statement answers (before: candidates were filtered in the server
+and a shortfall, as dates or drafts always leave one, cost a second, four times larger, round).
+The statement keeps the filters too, as a guard. Whether to walk at all is `ann.plan_dense`'s
+rule (the SQLite store's) with the exact allowed count: rows few enough, or a filter selective
+enough that the walk would visit most of the graph, are scanned exactly in the server instead,
+as is a walk that comes back short (a filter that cuts the graph into islands).
 """
 
 from __future__ import annotations
 
-import json
+import math
 import threading
-from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -37,29 +39,47 @@ import numpy as np
 
 from vouched.store import pg_blobs
 from vouched.store.ann import AnnIndex, AnnParams, plan_dense
-from vouched.types import Hits
+from vouched.store.rowfilter import FilterColumns
+from vouched.types import Hits, SearchFilters
 
 TABLE = "dense_blobs"
+RESCORE_MARGIN = 0.125  # rows asked of the walk beyond the limit, as a share of it, rescored in float32
 
 
 @dataclass(frozen=True)
 class PgDenseGraph:
-    """One version's graph: label i is the chunk row `rowids[i]`; `tenants` counts the rows of each tenant."""
+    """One version's graph: label i is the chunk row `rowids[i]`, with filter columns `cols[i]`."""
 
     ann: AnnIndex
     rowids: np.ndarray  # int64
-    tenants: dict[str, int]
+    cols: FilterColumns
 
     @property
     def size(self) -> int:
         return len(self.rowids)
 
+    @property
+    def tenants(self) -> dict[str, int]:
+        """Rows per tenant."""
+        counts = np.bincount(self.cols.tenant, minlength=len(self.cols.tenants))
+        return {t: int(counts[i]) for t, i in self.cols.tenants.items()}
 
-def build(vectors: np.ndarray, rowids: Sequence[int], tenants: Sequence[str], params: AnnParams, *,
+
+def build(vectors: np.ndarray, rowids: Sequence[int], cols: FilterColumns | Callable[[], FilterColumns], params: AnnParams, *,
           progress: Callable[[int, int], None] | None = None, stop: Callable[[], bool] | None = None) -> PgDenseGraph:
-    """The graph over a version's vectors (row i is chunk row rowids[i] of tenant tenants[i])."""
+    """The graph over a version's vectors (row i is chunk row rowids[i], with filter columns cols[i];
+    `cols` may be a function that makes them, called first)."""
+    cols = cols() if callable(cols) else cols
+    if not (len(cols) == len(rowids) == len(vectors)):
+        raise ValueError(f"{len(vectors)} vectors, {len(rowids)} rowids, {len(cols)} filter rows")
     ann = AnnIndex.build(vectors, params, fp16=True, progress=progress, stop=stop)
-    return PgDenseGraph(ann, np.asarray(rowids, dtype=np.int64), dict(Counter(tenants)))
+    return PgDenseGraph(ann, np.asarray(rowids, dtype=np.int64), cols)
+
+
+def columns(chunks: Sequence, superseded: dict) -> FilterColumns:
+    """The filter columns of a version's chunks (`superseded`: base.superseded_from of them)."""
+    return FilterColumns.build(((c.tenant, c.lang, c.draft, c.effective_from, c.effective_to,
+                                 superseded.get((c.tenant, c.doc_id))) for c in chunks), len(chunks))
 
 
 class Builder:
@@ -67,7 +87,7 @@ class Builder:
     while this process analyses texts and the server loads rows and postings; `result()` waits
     for it. faiss releases the GIL while it adds rows, so the two overlap."""
 
-    def __init__(self, vectors: np.ndarray, rowids: Sequence[int], tenants: Sequence[str], params: AnnParams,
+    def __init__(self, vectors: np.ndarray, rowids: Sequence[int], cols: FilterColumns | Callable[[], FilterColumns], params: AnnParams,
                  progress: Callable[[int, int], None] | None = None) -> None:
         import time
 
@@ -79,7 +99,7 @@ class Builder:
         def run() -> None:
             t0 = time.perf_counter()
             try:
-                self._out = build(vectors, rowids, tenants, params, progress=progress, stop=self._stop.is_set)
+                self._out = build(vectors, rowids, cols, params, progress=progress, stop=self._stop.is_set)
             except BaseException as exc:  # handed to the writer by result()
                 self._err = exc
             self.seconds = time.perf_counter() - t0
@@ -102,26 +122,38 @@ class Builder:
 
 def write(conn, vid: int, graph: PgDenseGraph) -> None:
     """Store `graph` as version `vid`'s dense_blobs rows (inside the version's write transaction)."""
-    pg_blobs.write(conn, TABLE, vid, {"graph": graph.ann.to_bytes(), "rowids": graph.rowids,
-                                      "tenants": json.dumps(graph.tenants, sort_keys=True).encode("utf-8")})
+    pg_blobs.write(conn, TABLE, vid, {"graph": graph.ann.to_bytes(), "rowids": graph.rowids, **graph.cols.to_blobs()})
 
 
-def load(conn, vid: int, dim: int, params: AnnParams) -> PgDenseGraph | None:
-    """Version `vid`'s graph from dense_blobs; None if it has none."""
-    parts = pg_blobs.read(conn, TABLE, vid, ("graph", "rowids", "tenants"))
-    if set(parts) != {"graph", "rowids", "tenants"}:
+def load_columns(conn, vid: int) -> FilterColumns | None:
+    """Version `vid`'s filter columns from dense_blobs; None if it has none (not written with a process graph)."""
+    parts = pg_blobs.read(conn, TABLE, vid, FilterColumns.BLOBS)
+    if not parts:
         return None
+    if set(parts) != set(FilterColumns.BLOBS):
+        raise ValueError(f"dense_blobs of version {vid}: filter columns {sorted(parts)}, expected {sorted(FilterColumns.BLOBS)}")
+    n = len(parts["col_draft"])
+    return FilterColumns.from_blobs(parts, n)
+
+
+def load(conn, vid: int, dim: int, params: AnnParams, cols: FilterColumns | None = None) -> PgDenseGraph | None:
+    """Version `vid`'s graph from dense_blobs (with its filter columns, read here unless given); None if it has none."""
+    parts = pg_blobs.read(conn, TABLE, vid, ("graph", "rowids"))
+    if not parts:
+        return None
+    cols = cols if cols is not None else load_columns(conn, vid)
+    if set(parts) != {"graph", "rowids"} or cols is None:
+        raise ValueError(f"dense_blobs of version {vid}: parts {sorted(parts)}, filter columns {cols is not None}")
     rowids = np.frombuffer(parts.pop("rowids"), dtype=np.int64)
-    tenants = {str(k): int(v) for k, v in json.loads(parts.pop("tenants").decode("utf-8")).items()}
     ann = AnnIndex.from_bytes(np.frombuffer(parts.pop("graph"), dtype=np.uint8), params)
-    if ann.size != len(rowids) or ann.dim != dim or sum(tenants.values()) != len(rowids):
+    if ann.size != len(rowids) or ann.dim != dim or len(cols) != len(rowids):
         raise ValueError(f"dense_blobs of version {vid}: a graph of {ann.size} x {ann.dim} for {len(rowids)} rows "
-                         f"of dimension {dim}")
-    return PgDenseGraph(ann, rowids, tenants)
+                         f"of dimension {dim} and {len(cols)} filter rows")
+    return PgDenseGraph(ann, rowids, cols)
 
 
 def search(conn, graph: PgDenseGraph, q: np.ndarray, qtext: str, dim: int, where: str, args: list, limit: int,
-           tenant: str) -> Hits | None:
+           filters: SearchFilters) -> Hits | None:
     """The filtered top `limit` by exact cosine among the graph's candidates, plan "graph";
     None when the filtered rows should be scanned exactly instead (the caller's plan "exact").
 
@@ -129,21 +161,22 @@ def search(conn, graph: PgDenseGraph, q: np.ndarray, qtext: str, dim: int, where
     """
     p = graph.ann.params
     n = graph.size
-    plan = plan_dense(n, graph.tenants.get(tenant, 0), limit, exact_max_rows=p.exact_max_rows,
-                      overfetch=p.overfetch, max_fetch=p.max_fetch)
+    allowed = graph.cols.allowed(filters)
+    bitmap, n_allowed = allowed.bitmap, allowed.count
+    plan = plan_dense(n, n_allowed, limit, exact_max_rows=p.exact_max_rows, overfetch=p.overfetch, max_fetch=p.max_fetch)
     if plan.how == "none":
         return Hits((), "graph")
     if plan.how == "exact":
         return None
-    fetch = plan.fetch
-    while True:
-        labels = graph.ann.search(q, fetch)
-        rows = conn.execute(
-            f"SELECT c.chunk_id, 1 - (c.vec <=> %s::vector({dim})) FROM unnest(%s::int8[]) AS t(r) "
-            f"JOIN chunks c ON c.rowid = t.r WHERE {where} ORDER BY c.vec <=> %s::vector({dim}), c.rowid LIMIT %s",
-            [qtext, graph.rowids[labels].tolist(), *args, qtext, limit]).fetchall()
-        if len(rows) >= limit:
-            return Hits([(r[0], float(r[1])) for r in rows], "graph")
-        fetch *= 4  # dates or drafts left too few (or the version was replaced): ask the graph for more,
-        if fetch > p.max_fetch or fetch >= n:  # and past max_fetch scan the filtered rows exactly
-            return None
+    # the walk ranks by float16 copies: a few rows past the limit let the float32 scores settle the
+    # last places (rows within ~1e-4 of each other), as the exact scan would order them
+    want = min(limit + math.ceil(limit * RESCORE_MARGIN), n_allowed)
+    # a filter that allows a share s of the rows widens the walk to limit x overfetch / s (plan.fetch)
+    labels = graph.ann.search(q, want, ef=max(p.ef_search, plan.fetch), allowed=bitmap)
+    if len(labels) < min(limit, n_allowed):  # the walk came back short: scan the filtered rows exactly
+        return None
+    rows = conn.execute(
+        f"SELECT c.chunk_id, 1 - (c.vec <=> %s::vector({dim})) FROM unnest(%s::int8[]) AS t(r) "
+        f"JOIN chunks c ON c.rowid = t.r WHERE {where} ORDER BY c.vec <=> %s::vector({dim}), c.rowid LIMIT %s",
+        [qtext, graph.rowids[labels].tolist(), *args, qtext, limit]).fetchall()
+    return Hits([(r[0], float(r[1])) for r in rows], "graph")

@@ -79,23 +79,32 @@ def top(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def index_search(conn, index: PgKeywordIndex, vid: int, terms: Sequence[str], where: str, args: list,
-                 limit: int, first_cand: int) -> Hits:
+                 limit: int, first_cand: int, allowed: np.ndarray | None = None) -> Hits:
     """The filtered top `limit` of version `vid` (`where` holds its gate and the filters), plan "index".
 
     The best `cand` rows go to the server, which keeps those passing `where`, best first. Exact
     as the SQL path is: when `limit` of them pass they are the filtered top; otherwise cand
-    grows x4 until every matching row was sent.
+    grows x4 until every matching row was sent. `allowed` (a bool per position: the version's
+    filter columns, vouched.store.rowfilter): the filters apply here first, so the best `limit`
+    allowed rows are the answer and one statement (which keeps `where` as a guard) maps them.
     """
     rows, sc = index.scores(terms)
     cand = first_cand
+    if allowed is not None:
+        keep = allowed[rows]
+        rows, sc = rows[keep], sc[keep]
+        cand = limit
     while len(rows):
         sel = top(rows, sc, cand)
         got = conn.execute(
-            f"""SELECT c.chunk_id, t.s FROM unnest(%s::int8[], %s::float8[]) AS t(r, s) JOIN chunks c ON c.rowid = t.r
-                WHERE c.version_id = {int(vid)}{where} ORDER BY t.s DESC, c.rowid LIMIT %s""",
+            f"""SELECT c.chunk_id, t.s, c.terms, c.lang FROM unnest(%s::int8[], %s::float8[]) AS t(r, s)
+                JOIN chunks c ON c.rowid = t.r WHERE c.version_id = {int(vid)}{where} ORDER BY t.s DESC, c.rowid LIMIT %s""",
             [index.rowids[rows[sel]].tolist(), sc[sel].tolist(), *args, limit]).fetchall()
         if len(got) >= limit or len(sel) == len(rows):
-            return Hits([(r[0], float(r[1])) for r in got], "index")
+            # the rows' terms and languages come along: the retriever's coverage and language
+            # checks need them, and they are on the heap pages just read (one round trip fewer)
+            return Hits([(r[0], float(r[1])) for r in got], "index",
+                        terms={r[0]: frozenset(r[2]) for r in got}, langs={r[0]: r[3] for r in got})
         if not got and conn.execute("SELECT 1 FROM store_state WHERE current_version = %s", (vid,)).fetchone() is None:
             break  # the version was replaced: nothing, and the caller re-reads the pointer
         cand *= 4

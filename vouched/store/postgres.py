@@ -81,6 +81,7 @@ from vouched.store.base import (
     CorpusVersion, DocFreqCache, VersionBuffer, corpus_hash, keep_order, superseded_from, term_df, version_rollback_target,
 )
 from vouched.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, _fts_tokens_cached, fts_tokens, tsquery_any  # noqa: F401 (tsquery_any: re-exported)
+from vouched.store.rowfilter import FilterColumns
 from vouched.text import analyze
 from vouched.types import Chunk, DocFreq, Hits, Record, SearchFilters
 
@@ -201,7 +202,9 @@ class PostgresStore:
         self._kw: tuple[int, pg_keyword.PgKeywordIndex | None] | None = None  # (version id, its index or None: no blobs)
         self._kw_lock = threading.Lock()
         self._graph: tuple[int, pg_dense.PgDenseGraph | None] | None = None  # (version id, its graph or None)
+        self._cols: tuple[int, FilterColumns | None] | None = None  # (version id, its filter columns or None)
         self._graph_lock = threading.Lock()
+        self._cols_lock = threading.Lock()  # apart: _dense_graph holds _graph_lock while it asks for the columns
         self._conn_ef: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> hnsw.ef_search set on it
 
     # -- connections and migrations -----------------------------------------------------------
@@ -392,7 +395,8 @@ class PostgresStore:
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
             if in_process:  # the graph is built in a thread while the rows are analysed and loaded
-                graph = pg_dense.Builder(vectors, rows, [c.tenant for c in chunks], self.ann_params, self.on_index_progress)
+                graph = pg_dense.Builder(vectors, rows, lambda: pg_dense.columns(chunks, sup), self.ann_params,
+                                         self.on_index_progress)
                 del vectors
             fields, vec_fields = [vec_fields], None  # the method frees them once they are sent
             try:
@@ -606,11 +610,12 @@ class PostgresStore:
         with self._conn() as conn:
             meta = self._cached_meta(conn)
             while True:
-                hits = self._keyword_in(conn, meta, terms, where, args, limit)
+                hits = self._keyword_in(conn, meta, terms, where, args, limit, filters)
                 if hits or (meta := self._stale(conn, meta)) is None:
                     return hits
 
-    def _keyword_in(self, conn, meta: tuple, terms: list[str], where: str, args: list, limit: int) -> Hits:
+    def _keyword_in(self, conn, meta: tuple, terms: list[str], where: str, args: list, limit: int,
+                    filters: SearchFilters) -> Hits:
         """keyword_search over the version `meta` names; nothing if that version is no longer current."""
         vid, _dim, n, impact, _total_terms, _ann = meta
         where = self._gate(vid) + where
@@ -621,7 +626,11 @@ class PostgresStore:
         cand = max(limit * KEYWORD_CANDIDATES, 64)
         index = self._keyword_index(conn, vid)
         if index is not None:
-            return pg_keyword.index_search(conn, index, vid, terms, where, args, limit, cand)
+            # a version written with a process graph has its filter columns: the filters then
+            # apply in the index, and the server is sent exactly the rows to answer with
+            cols = self._filter_columns(conn, vid) if _ann == "process" else None
+            allowed = cols.allowed(filters).mask if cols is not None and len(cols) == len(index.rowids) else None
+            return pg_keyword.index_search(conn, index, vid, terms, where, args, limit, cand, allowed)
         return pg_keyword.impact_search(conn, vid, n, terms, where, args, limit, cand, self._gate(vid))
 
     def _keyword_index(self, conn, vid: int) -> pg_keyword.PgKeywordIndex | None:
@@ -659,9 +668,9 @@ class PostgresStore:
                 qtext = _vec_text(q)
                 where_v = f"c.version_id = {vid} AND c.vec IS NOT NULL{self._gate(vid)}{where}"
                 if ann == "process" and n > self.exact_below:
-                    # the graph in this process finds candidates; the server filters and scores them
+                    # the graph in this process finds the filtered candidates; the server scores them
                     graph = self._dense_graph(conn, vid, dim)
-                    hits = pg_dense.search(conn, graph, q, qtext, dim, where_v, args, limit, filters.tenant) if graph else None
+                    hits = pg_dense.search(conn, graph, q, qtext, dim, where_v, args, limit, filters) if graph else None
                     if hits is not None:
                         if hits or (meta := self._stale(conn, meta)) is None:
                             return hits
@@ -700,11 +709,26 @@ class PostgresStore:
             with self._graph_lock:
                 g = self._graph
                 if g is None or g[0] != vid:
-                    if self._current_id(conn) != vid:
+                    cols = self._filter_columns(conn, vid)
+                    if cols is None:
                         return None
                     self._graph = None  # the old graph goes before the new one loads
-                    g = self._graph = (vid, pg_dense.load(conn, vid, dim, self.ann_params))
+                    g = self._graph = (vid, pg_dense.load(conn, vid, dim, self.ann_params, cols))
         return g[1]
+
+    def _filter_columns(self, conn, vid: int) -> FilterColumns | None:
+        """Version `vid`'s filter columns (written with its process graph), loaded once per process;
+        None when it has none or is no longer current (never loaded then)."""
+        c = self._cols
+        if c is None or c[0] != vid:
+            with self._cols_lock:
+                c = self._cols
+                if c is None or c[0] != vid:
+                    if self._current_id(conn) != vid:
+                        return None
+                    self._cols = None
+                    c = self._cols = (vid, pg_dense.load_columns(conn, vid))
+        return c[1]
 
     def _set_ef_search(self, conn, ef: int) -> None:
         """hnsw.ef_search on this connection, set (one round trip) only when it differs from the last one set on it.

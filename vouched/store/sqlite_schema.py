@@ -9,12 +9,12 @@ import json
 import sqlite3
 from datetime import date
 
+from vouched.store.rowfilter import NO_DATE_HI, NO_DATE_LO
 from vouched.types import Chunk
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
-_NO_DATE_LO = date.min.toordinal()
-_NO_DATE_HI = date.max.toordinal()
+_NO_DATE_LO, _NO_DATE_HI = NO_DATE_LO, NO_DATE_HI  # the filter columns' open dates (vouched.store.rowfilter)
 DEFAULT_ANN_MIN_CHUNKS = 50_000
 DEFAULT_KEYWORD_INDEX_MIN_CHUNKS = 50_000
 

@@ -18,59 +18,22 @@ from vouched.errors import StoreError
 from vouched.store.ann import AnnIndex, index_path, plan_dense
 from vouched.store.keyword_index import SUFFIX as KW_SUFFIX
 from vouched.store.keyword_index import KeywordIndex
-from vouched.store.sqlite_schema import _NO_DATE_HI, _NO_DATE_LO
+from vouched.store.rowfilter import FilterColumns
 from vouched.types import Hits, SearchFilters
 
 log = logging.getLogger("vouched.store.sqlite")  # one logger for the whole store, as before it was split
 
 
 @dataclass(frozen=True)
-class _Rows:
+class _Rows(FilterColumns):
     """Chunk ids and filter columns of one version's rows (rowid order), loaded once."""
 
     ids: list[str]
-    tenant: np.ndarray  # int codes
-    tenants: dict[str, int]
-    lang: np.ndarray
-    langs: dict[str, int]
-    draft: np.ndarray  # bool
-    eff_from: np.ndarray  # int ordinals
-    eff_to: np.ndarray
-    sup_from: np.ndarray
 
     @classmethod
     def from_rows(cls, rows: Sequence) -> "_Rows":
         """From (chunk_id, tenant, lang, draft, effective_from, effective_to, superseded_from, ...) rows."""
-        tenants: dict[str, int] = {}
-        langs: dict[str, int] = {}
-        n = len(rows)
-        tenant = np.empty(n, dtype=np.int32)
-        lang = np.empty(n, dtype=np.int32)
-        draft = np.empty(n, dtype=bool)
-        ef, et, sf = (np.empty(n, dtype=np.int64) for _ in range(3))
-        for i, r in enumerate(rows):
-            tenant[i] = tenants.setdefault(r[1], len(tenants))
-            lang[i] = langs.setdefault(r[2], len(langs))
-            draft[i] = bool(r[3])
-            ef[i] = date.fromisoformat(r[4]).toordinal() if r[4] else _NO_DATE_LO
-            et[i] = date.fromisoformat(r[5]).toordinal() if r[5] else _NO_DATE_HI
-            sf[i] = date.fromisoformat(r[6]).toordinal() if r[6] else _NO_DATE_HI + 1
-        return cls([r[0] for r in rows], tenant, tenants, lang, langs, draft, ef, et, sf)
-
-    def mask(self, f: SearchFilters) -> np.ndarray:
-        code = self.tenants.get(f.tenant)
-        if code is None or not len(self.ids):
-            return np.zeros(len(self.ids), dtype=bool)
-        m = self.tenant == code
-        if f.langs is not None:
-            codes = [self.langs[x] for x in f.langs if x in self.langs]
-            m &= np.isin(self.lang, codes)
-        if not f.include_drafts:
-            m &= ~self.draft
-        if not f.any_time:
-            day = (f.as_of or date.today()).toordinal()
-            m &= (self.eff_from <= day) & (self.eff_to >= day) & (self.sup_from > day)
-        return m
+        return cls(ids=[r[0] for r in rows], **FilterColumns.columns((r[1:7] for r in rows), len(rows)))
 
 
 @dataclass(frozen=True)
