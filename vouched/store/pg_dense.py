@@ -10,7 +10,7 @@ What is stored. When a version is written with `dense_graph = "process"` (the de
 writer builds a faiss HNSW graph over the version's vectors — float16 copies (`IndexHNSWSQ`,
 QT_fp16: half the memory of float32 for the same walk), M and ef_construction from `AnnParams`
 as the SQLite store's graph — and stores it serialised in `dense_blobs` (migration 6) in the
-version's own transaction, with the rowid of each graph label and each tenant's row count. No
+version's own transaction, with the rowid of each graph label and its filter columns. No
 pgvector graph is built for such a version (`corpus_versions.ann_type = 'process'`); versions
 written before, or with `dense_graph = "server"`, keep pgvector's graph and its query.
 
