@@ -150,6 +150,31 @@ def _allowed(c: Chunk, f: SearchFilters) -> bool:
             and not (c.doc_id == "d6" and c.tenant == "default"))
 
 
+def test_scan_is_the_exhaustive_top_k_of_the_stored_copies_and_keeps_to_the_bitmap_with_or_without_a_graph():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3000, 48)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    for fp16, flat in ((False, False), (True, False), (False, True), (True, True)):
+        p = AnnParams(m=8, ef_construction=40)
+        idx = AnnIndex.build_flat(x, p, fp16=fp16) if flat else AnnIndex.build(x, p, fp16=fp16)
+        assert idx.walkable is not flat
+        idx = AnnIndex.from_bytes(idx.to_bytes(), p)  # as a reader gets it
+        assert idx.walkable is not flat
+        stored = x.astype(np.float16).astype(np.float32) if fp16 else x
+        for _ in range(5):
+            q = x[rng.integers(3000)] + 0.1 * rng.standard_normal(48).astype(np.float32)
+            mask = rng.random(3000) < 0.3
+            scores, rows = idx.scan(q, 50, allowed=np.packbits(mask, bitorder="little"))
+            ref = stored @ q
+            want = np.argsort(-np.where(mask, ref, -np.inf), kind="stable")[:50]
+            assert mask[rows].all() and len(rows) == 50
+            assert np.allclose(scores, ref[rows], atol=1e-5) and np.allclose(np.sort(ref[want])[::-1], scores, atol=1e-5)
+            scores_all, rows_all = idx.scan(q, 3000)
+            assert len(rows_all) == 3000 and (np.diff(scores_all) <= 1e-6).all()
+            if flat:  # no graph: search is the scan
+                assert idx.search(q, 50, allowed=np.packbits(mask, bitorder="little")).tolist() == rows.tolist()
+
+
 def test_ann_file_is_written_beside_the_database_named_by_version(pair, tmp_path):
     ann, exact, *_ = pair
     v = ann.current_version()

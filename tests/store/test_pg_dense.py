@@ -24,7 +24,7 @@ from vouched.store.postgres import PostgresStore
 from vouched.store.rowfilter import FilterColumns
 from vouched.types import SearchFilters
 
-EXACT = 1_000_000  # exact_below: every version searched by the exact scan
+EXACT = 1_000_000  # exact_below: every version searched by the exact scan (in the server, with scan_in_process=False)
 WIDE = AnnParams(ef_search=1024)  # walks the whole of these small graphs
 
 
@@ -101,7 +101,7 @@ def test_a_process_version_has_its_graph_in_the_database_and_no_pgvector_index(p
 @pytest.mark.parametrize("limit", [1, 5, 100])
 def test_the_graph_plan_returns_the_exact_scans_list(pg, limit):
     schema = "g_" + uuid.uuid4().hex[:12]
-    s, exact = pg(schema, ann_params=WIDE), pg(schema, exact_below=EXACT)
+    s, exact = pg(schema, ann_params=WIDE), pg(schema, exact_below=EXACT, scan_in_process=False)
     write(s, corpus(2, 400))
     for text in ("harbour lantern", "storm over the quay", "item 17", "compass chart fog"):
         q = EMB.embed_queries([text])[0]
@@ -113,7 +113,7 @@ def test_the_graph_plan_returns_the_exact_scans_list(pg, limit):
 def test_a_tenant_with_few_rows_is_scanned_exactly_and_an_unknown_one_finds_nothing(pg):
     schema = "g_" + uuid.uuid4().hex[:12]
     params = AnnParams(ef_search=1024, exact_max_rows=50)
-    s, exact = pg(schema, ann_params=params), pg(schema, exact_below=EXACT)
+    s, exact = pg(schema, ann_params=params), pg(schema, exact_below=EXACT, scan_in_process=False)
     chunks = corpus(3, 400) + [ck(f"t{i}#0", f"small tenant note {i} about the harbour", tenant="small") for i in range(30)]
     write(s, chunks)
     q = EMB.embed_queries(["harbour note"])[0]
@@ -131,7 +131,7 @@ def test_a_tenant_with_few_rows_is_scanned_exactly_and_an_unknown_one_finds_noth
 def test_dates_drafts_languages_and_tenants_apply_inside_the_walk(pg, seed):
     schema = "g_" + uuid.uuid4().hex[:12]
     s = pg(schema, ann_params=AnnParams(ef_search=1024, max_fetch=400, exact_max_rows=10))
-    exact = pg(schema, exact_below=EXACT)
+    exact = pg(schema, exact_below=EXACT, scan_in_process=False)
     write(s, corpus(seed, 500, tenants=("default", "b"), drafts=0.3, dated=0.3, langs=("en", "fa", "zh")))
     rng = random.Random(seed)
     plans = set()
@@ -164,6 +164,55 @@ def test_dates_drafts_languages_and_tenants_apply_inside_the_walk(pg, seed):
         vid = s.current_version().id
         hits = search(conn, graph, q, _vec_text(q), EMB.dim, f"c.version_id = {vid} AND c.vec IS NOT NULL{where}", args, 40, TODAY)
     assert hits.plan == "graph" and len(hits) == 40 and len(sent) == 1
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_a_small_version_is_scanned_in_process_with_the_servers_list(pg, monkeypatch, seed):
+    """exact_below: the float16 copies are scanned in process, one statement rescoring the best;
+    the list (ids, order, float32 scores) is the server scan's, for every filter and limit."""
+    schema = "g_" + uuid.uuid4().hex[:12]
+    s = pg(schema, exact_below=EXACT)
+    server = pg(schema, exact_below=EXACT, scan_in_process=False)
+    write(s, corpus(seed, 600, tenants=("default", "b"), drafts=0.2, dated=0.2, langs=("en", "fa")))
+    with s._conn() as conn:  # a version of at most exact_below rows gets the float16 copies, no graph
+        assert not s._dense_graph(conn, s.current_version().id, EMB.dim).ann.walkable
+    scans: list[object] = []
+    real = pg_dense.scan
+    monkeypatch.setattr(pg_dense, "scan", lambda *a, **k: scans.append(got := real(*a, **k)) or got)
+    rng = random.Random(seed)
+    filters = (TODAY, SearchFilters(tenant="b", as_of=TODAY.as_of, include_drafts=True), SearchFilters(any_time=True),
+               SearchFilters(as_of=TODAY.as_of, langs=("fa",)), SearchFilters(tenant="nobody"))
+    for _ in range(5):
+        q = EMB.embed_queries([" ".join(rng.choices(WORDS, k=3))])[0]
+        for limit in (1, 7, 100, 700):
+            for f in filters:
+                got, ref = s.dense_search(q, f, limit), server.dense_search(q, f, limit)
+                assert got.plan == ref.plan == "exact"
+                same(got, ref)
+    assert len(scans) == 5 * 4 * (len(filters) - 1)  # not for a tenant with no rows
+    assert sum(x is not None for x in scans) > 0.9 * len(scans)
+
+
+def test_the_scan_gives_way_to_the_server_when_float16_cannot_decide(pg):
+    """Rows within the float16 error of each other across the cut (duplicates), and a query that
+    is not of unit length (its float16 and float32 scores disagree), are left to the server."""
+    from vouched.store.postgres import _vec_text
+
+    s = pg(exact_below=EXACT)
+    chunks = corpus(23, 200) + [ck(f"dup{i}#0", "lantern keeper harbour tide") for i in range(40)]
+    write(s, chunks)
+    vid = s.current_version().id
+    where, args = s._filter_sql(TODAY)
+    w = f"c.version_id = {vid} AND c.vec IS NOT NULL{where}"
+    with s._conn() as conn:
+        graph = s._dense_graph(conn, vid, EMB.dim)
+        q = EMB.embed_queries(["lantern keeper harbour tide"])[0]
+        assert pg_dense.scan(conn, graph, q, _vec_text(q), EMB.dim, w, args, 10, TODAY) is None  # 40 ties at the top
+        assert len(pg_dense.scan(conn, graph, q, _vec_text(q), EMB.dim, w, args, 60, TODAY)) == 60  # past them
+        other = EMB.embed_queries(["compass chart"])[0]
+        assert len(pg_dense.scan(conn, graph, other, _vec_text(other), EMB.dim, w, args, 5, TODAY)) == 5
+        assert pg_dense.scan(conn, graph, 2 * other, _vec_text(2 * other), EMB.dim, w, args, 5, TODAY) is None
+    assert ids(s.dense_search(q, TODAY, 10)) == ids(pg(s.schema, exact_below=EXACT, scan_in_process=False).dense_search(q, TODAY, 10))
 
 
 def test_filter_columns_mask_matches_the_sql_filters():

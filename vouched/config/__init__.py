@@ -50,7 +50,9 @@ class StoreSettings(_Section):
         description="PostgreSQL: where a new corpus version's HNSW graph lives. 'process': built at ingest (faiss, float16), stored in "
                     "the database and walked in each search process (the server filters and scores the rows it finds; each "
                     "replica holds ~0.9 kB a chunk); 'server': pgvector's graph, walked inside PostgreSQL (no memory in the "
-                    "replicas, several times slower per query). Each version is searched by the graph it was written with.")
+                    "replicas, several times slower per query). Each version is searched by the graph it was written with. "
+                    "With 'process', a version of at most 20,000 chunks keeps its float16 copies without a graph and is "
+                    "scanned in process, exactly.")
 
     @model_validator(mode="after")
     def _postgres_needs_dsn(self) -> "StoreSettings":

@@ -192,6 +192,27 @@ class AnnIndex:
                     progress(min(at + step, len(x)), len(x))
         return cls(index, params)
 
+    @classmethod
+    def build_flat(cls, matrix: np.ndarray, params: AnnParams = AnnParams(), *, fp16: bool = False) -> "AnnIndex":
+        """No graph: the rows' copies alone (float16 with fp16), for a version small enough that
+        every search scans it (`scan`; `search` then scans too). Built in a fraction of a graph's time."""
+        faiss = _faiss()
+        x = np.ascontiguousarray(matrix, dtype=np.float32)
+        if x.ndim != 2 or not len(x):
+            raise StoreError(f"an ANN index needs a non-empty (n, dim) matrix, got shape {x.shape}")
+        if fp16:
+            index = faiss.IndexScalarQuantizer(x.shape[1], faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+            index.train(x[:1])
+        else:
+            index = faiss.IndexFlatIP(x.shape[1])
+        index.add(x)
+        return cls(index, params)
+
+    @property
+    def walkable(self) -> bool:
+        """Whether there is a graph to walk (false: `build_flat`, every search is a scan)."""
+        return hasattr(self._index, "hnsw")
+
     def to_bytes(self) -> np.ndarray:
         """The whole index, serialised by faiss (a uint8 array): what `from_bytes` reads back."""
         return _faiss().serialize_index(self._index)
@@ -228,18 +249,40 @@ class AnnIndex:
         allowed: a bitmap of the rows that may be returned (`np.packbits(mask, bitorder="little")`):
         the walk passes through the others but returns only these, so a filter applies before
         the top-k cut."""
+        if not self.walkable:
+            return self.scan(vector, k, allowed=allowed)[1]
         faiss = _faiss()
         k = max(1, min(int(k), self.size))
         q = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         params = faiss.SearchParametersHNSW()
         params.efSearch = max(self.params.ef_search if ef is None else int(ef), k)
-        if allowed is not None:
-            if len(allowed) * 8 < self.size:
-                raise StoreError(f"a bitmap of {len(allowed) * 8} rows for an index of {self.size}")
-            params.sel = sel = faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(allowed))  # noqa: F841 (kept alive)
+        sel = self._selector(faiss, params, allowed)  # noqa: F841 (kept alive while faiss reads it)
         _, labels = self._index.search(q, k, params=params)
         got = labels[0]
         return got[got >= 0]
+
+    def scan(self, vector: np.ndarray, k: int, *, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The k rows of highest inner product by an exhaustive scan of the vectors the graph
+        stores (its float16 copies, for a graph built with fp16), best first: (scores, row
+        positions). No walk, so nothing is approximate but the stored copies themselves.
+        allowed: as for `search`; only those rows are scored."""
+        faiss = _faiss()
+        k = max(1, min(int(k), self.size))
+        q = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        params = faiss.SearchParameters()
+        sel = self._selector(faiss, params, allowed)  # noqa: F841 (kept alive while faiss reads it)
+        stored = faiss.downcast_index(self._index.storage) if self.walkable else self._index
+        scores, labels = stored.search(q, k, params=params)
+        keep = labels[0] >= 0
+        return scores[0][keep], labels[0][keep]
+
+    def _selector(self, faiss, params, allowed: np.ndarray | None):
+        if allowed is None:
+            return None
+        if len(allowed) * 8 < self.size:
+            raise StoreError(f"a bitmap of {len(allowed) * 8} rows for an index of {self.size}")
+        params.sel = sel = faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(allowed))
+        return sel
 
 
 def _faiss():

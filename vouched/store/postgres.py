@@ -52,8 +52,10 @@ Since migration 6 a new version's graph is, by default, not pgvector's: the writ
 HNSW graph (float16 copies of the vectors) while it loads the rows, stores it in `dense_blobs`,
 and each search process walks it in memory and sends the candidates' rowids to the server,
 which filters them and scores them by their float32 vectors (vouched.store.pg_dense, plan
-"graph"; `dense_graph = "server"` keeps pgvector's graph). What follows describes pgvector's
-graph, which versions written before or with "server" keep.
+"graph"; `dense_graph = "server"` keeps pgvector's graph). A version of at most `exact_below`
+chunks gets the float16 copies without a graph, scanned in process with the same exact list as
+the server scan (`pg_dense.scan`, plan "exact"). What follows describes pgvector's graph, which
+versions written before or with "server" keep.
 
 Since migration 4 a new version's graph is built on `halfvec` (float16 copies of the vectors,
 `hnsw_type`): half the pages to build and to walk — at 100k synthetic rows dense p50 18.5 vs
@@ -156,7 +158,10 @@ class PostgresStore:
     dsn: a libpq connection string; the `VOUCHED_PG_DSN` environment variable overrides it.
     schema: the PostgreSQL schema holding vouched's tables (one database can serve several).
     exact_below: versions with at most this many chunks are searched exactly (a scan of a
-    few MB is as fast as the graph and gives SQLite's exact top-k); above it, HNSW.
+    few MB is as fast as the graph and gives SQLite's exact top-k); above it, HNSW. A version
+    with a process graph is scanned in process (its float16 copies; the best rows scored in
+    float32 by the server, `pg_dense.scan`: the same top-k) unless `scan_in_process` is false,
+    which keeps every exact search in the server (tests compare the two).
     `concurrent_reads`: the hybrid retriever runs the dense search on another connection
     while it does the keyword side (the server works on both at once).
     dense_graph: where new versions' HNSW graph lives — "process" (default: a faiss graph built
@@ -170,7 +175,7 @@ class PostgresStore:
     def __init__(self, dsn: str = "", *, schema: str = "vouched", keep_versions: int = 2,
                  pool_size: int = 8, ef_search: int = 200, exact_below: int = 20_000,
                  maintenance_work_mem: str = "1GB", hnsw_type: str = "halfvec", dense_graph: str = "process",
-                 ann_params: AnnParams = AnnParams()) -> None:
+                 ann_params: AnnParams = AnnParams(), scan_in_process: bool = True) -> None:
         self.dsn = os.environ.get(DSN_ENV) or dsn
         if not self.dsn:
             raise StoreError(f"[store] backend = \"postgres\" needs a dsn: set store.dsn in vouched.toml or {DSN_ENV}")
@@ -193,6 +198,7 @@ class PostgresStore:
             raise StoreError(f"dense_graph must be 'process' or 'server', got {dense_graph!r}")
         self.dense_graph = dense_graph  # migration 6: new versions get a graph walked in process ("process")
         self.ann_params = ann_params
+        self.scan_in_process = scan_in_process
         self.on_index_progress: Callable[[int, int], None] | None = None  # (done, total) during the HNSW build
         self.on_write_phase: Callable[[str], None] | None = None  # called as each write phase ends (benchmarks: server CPU per phase)
         self._pool = None
@@ -395,8 +401,9 @@ class PostgresStore:
             t0 = time.perf_counter()
             rows = [r[0] for r in conn.execute("SELECT nextval('chunks_rowid_seq') FROM generate_series(1, %s)", (len(chunks),))]
             if in_process:  # the graph is built in a thread while the rows are analysed and loaded
+                # a version this store would scan rather than walk gets the float16 copies without the graph
                 graph = pg_dense.Builder(vectors, rows, lambda: pg_dense.columns(chunks, sup), self.ann_params,
-                                         self.on_index_progress)
+                                         self.on_index_progress, flat=len(chunks) <= self.exact_below)
                 del vectors
             fields, vec_fields = [vec_fields], None  # the method frees them once they are sent
             try:
@@ -667,10 +674,13 @@ class PostgresStore:
                     raise StoreError(f"query vector has {q.shape[0]} dimensions, the corpus {dim}: re-ingest with this embedder")
                 qtext = _vec_text(q)
                 where_v = f"c.version_id = {vid} AND c.vec IS NOT NULL{self._gate(vid)}{where}"
-                if ann == "process" and n > self.exact_below:
-                    # the graph in this process finds the filtered candidates; the server scores them
+                if ann == "process" and (n > self.exact_below or self.scan_in_process):
+                    # the graph in this process finds the filtered candidates (a walk, or a scan of its
+                    # float16 copies for a version of at most exact_below rows); the server scores them
                     graph = self._dense_graph(conn, vid, dim)
-                    hits = pg_dense.search(conn, graph, q, qtext, dim, where_v, args, limit, filters) if graph else None
+                    hits = (pg_dense.search(conn, graph, q, qtext, dim, where_v, args, limit, filters,
+                                            exact=n <= self.exact_below, in_process=self.scan_in_process)
+                            if graph else None)
                     if hits is not None:
                         if hits or (meta := self._stale(conn, meta)) is None:
                             return hits
