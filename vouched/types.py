@@ -104,7 +104,7 @@ class Passage:
 class Hits(list):
     """A store search's (chunk id, score) pairs, best first, and the plan that found them.
 
-    ``plan``: for dense search "exact", "ann", "ann+exact", "hnsw" or "none"; for keyword
+    ``plan``: for dense search "exact", "ann", "ann+exact", "hnsw", "graph" or "none"; for keyword
     search "fts5", "index", "impact" or "join". Returned with the hits, never left on the
     store (a store is shared by concurrent searches). Compares equal to the plain list.
 

@@ -160,7 +160,7 @@ class HybridRetriever:
                 t0 = time.perf_counter()
                 keyword = self.store.keyword_search(q_terms, filters, n_cand)
                 known = getattr(keyword, "terms", None)  # a store may return them with the hits
-                kw_terms = dict(known) if known is not None else self.store.get_terms([i for i, _ in keyword], filters.tenant)
+                kw_terms = known if known is not None else self.store.get_terms([i for i, _ in keyword], filters.tenant)
                 times.keyword_ms = (time.perf_counter() - t0) * 1000
                 modes_used.append("keyword")
             if q_terms and hasattr(self.store, "doc_freq"):

@@ -174,9 +174,7 @@ class AnnIndex:
         `step` at a time (HNSW is incremental), so `progress(done, total)` is called between
         steps and `stop()` is asked there: true abandons the build (StoreError)."""
         faiss = _faiss()
-        x = np.ascontiguousarray(matrix, dtype=np.float32)
-        if x.ndim != 2 or not len(x):
-            raise StoreError(f"an ANN index needs a non-empty (n, dim) matrix, got shape {x.shape}")
+        x = _matrix(matrix)
         if fp16:
             index = faiss.IndexHNSWSQ(x.shape[1], faiss.ScalarQuantizer.QT_fp16, params.m, faiss.METRIC_INNER_PRODUCT)
             index.train(x[:1])  # float16 needs no statistics: training only marks it ready
@@ -197,9 +195,7 @@ class AnnIndex:
         """No graph: the rows' copies alone (float16 with fp16), for a version small enough that
         every search scans it (`scan`; `search` then scans too). Built in a fraction of a graph's time."""
         faiss = _faiss()
-        x = np.ascontiguousarray(matrix, dtype=np.float32)
-        if x.ndim != 2 or not len(x):
-            raise StoreError(f"an ANN index needs a non-empty (n, dim) matrix, got shape {x.shape}")
+        x = _matrix(matrix)
         if fp16:
             index = faiss.IndexScalarQuantizer(x.shape[1], faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
             index.train(x[:1])
@@ -252,8 +248,7 @@ class AnnIndex:
         if not self.walkable:
             return self.scan(vector, k, allowed=allowed)[1]
         faiss = _faiss()
-        k = max(1, min(int(k), self.size))
-        q = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        q, k = self._query(vector, k)
         params = faiss.SearchParametersHNSW()
         params.efSearch = max(self.params.ef_search if ef is None else int(ef), k)
         sel = self._selector(faiss, params, allowed)  # noqa: F841 (kept alive while faiss reads it)
@@ -267,14 +262,17 @@ class AnnIndex:
         positions). No walk, so nothing is approximate but the stored copies themselves.
         allowed: as for `search`; only those rows are scored."""
         faiss = _faiss()
-        k = max(1, min(int(k), self.size))
-        q = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        q, k = self._query(vector, k)
         params = faiss.SearchParameters()
         sel = self._selector(faiss, params, allowed)  # noqa: F841 (kept alive while faiss reads it)
         stored = faiss.downcast_index(self._index.storage) if self.walkable else self._index
         scores, labels = stored.search(q, k, params=params)
         keep = labels[0] >= 0
         return scores[0][keep], labels[0][keep]
+
+    def _query(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+        """The query as faiss reads it (one float32 row) and k within 1..size."""
+        return np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1)), max(1, min(int(k), self.size))
 
     def _selector(self, faiss, params, allowed: np.ndarray | None):
         if allowed is None:
@@ -283,6 +281,14 @@ class AnnIndex:
             raise StoreError(f"a bitmap of {len(allowed) * 8} rows for an index of {self.size}")
         params.sel = sel = faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(allowed))
         return sel
+
+
+def _matrix(matrix: np.ndarray) -> np.ndarray:
+    """`matrix` as the float32 (n, dim) rows an index is built from; an error when it is empty or not 2-d."""
+    x = np.ascontiguousarray(matrix, dtype=np.float32)
+    if x.ndim != 2 or not len(x):
+        raise StoreError(f"an ANN index needs a non-empty (n, dim) matrix, got shape {x.shape}")
+    return x
 
 
 def _faiss():

@@ -46,7 +46,7 @@ import numpy as np
 
 from vouched.store import pg_blobs
 from vouched.store.ann import AnnIndex, AnnParams, plan_dense
-from vouched.store.rowfilter import FilterColumns
+from vouched.store.rowfilter import Allowed, FilterColumns
 from vouched.types import Hits, SearchFilters
 
 TABLE = "dense_blobs"
@@ -199,11 +199,11 @@ def search(conn, graph: PgDenseGraph, q: np.ndarray, qtext: str, dim: int, where
             rows = _rescore(conn, graph, labels, qtext, dim, where, args, limit)
             return Hits([(r[0], float(r[1])) for r in rows], "graph")
         # the walk came back short (a filter that leaves islands in the graph): scan instead
-    return scan(conn, graph, q, qtext, dim, where, args, limit, filters) if in_process else None
+    return scan(conn, graph, q, qtext, dim, where, args, limit, filters, allowed=allowed) if in_process else None
 
 
 def scan(conn, graph: PgDenseGraph, q: np.ndarray, qtext: str, dim: int, where: str, args: list, limit: int,
-         filters: SearchFilters) -> Hits | None:
+         filters: SearchFilters, *, allowed: Allowed | None = None) -> Hits | None:
     """The filtered top `limit`, exactly as the server's scan would give it (plan "exact"), from an
     exhaustive scan of the allowed rows' float16 copies in process and one statement that scores
     the best of them by their float32 vectors; None when the float16 scores cannot settle which
@@ -215,9 +215,10 @@ def scan(conn, graph: PgDenseGraph, q: np.ndarray, qtext: str, dim: int, where: 
     candidate's, `limit` candidates beat every row left out in float32 too, so the statement's
     top `limit` is the scan's. The statement's float32 cosines are compared with the float16
     scores as a guard: a row whose two scores differ by more than the bound (a vector that is not
-    of unit length) sends the search to the server.
+    of unit length) sends the search to the server. `allowed`: the rows `filters` allows, when the
+    caller has them already (`search` does).
     """
-    allowed = graph.cols.allowed(filters)
+    allowed = allowed if allowed is not None else graph.cols.allowed(filters)
     n_allowed = allowed.count
     if n_allowed == 0 or limit <= 0:
         return Hits((), "exact")

@@ -86,11 +86,6 @@ class FilterColumns:
     def __len__(self) -> int:
         return len(self.tenant)
 
-    def count(self, tenant: str) -> int:
-        """Rows of `tenant`."""
-        code = self.tenants.get(tenant)
-        return 0 if code is None else int(np.count_nonzero(self.tenant == code))
-
     def mask(self, f: SearchFilters) -> np.ndarray:
         """The rows `f` allows (bool, one per row)."""
         code = self.tenants.get(f.tenant)
