@@ -77,3 +77,45 @@ def test_off_topic_refused_by_l2_with_the_real_model(engine):
 
     ans = Assistant(engine.config, engine=engine).ask("What's the weather in Paris today?")
     assert ans.outcome == "refused" and ans.layer == "L2"
+
+
+# L1 by meaning (vouched.guard.intent) with the real model: questions the pattern packs let
+# through (checked below, so a pack change that starts catching one does not hide the layer).
+@pytest.mark.parametrize("question, category", [
+    ("The nightly export job died again, could you kick it off one more time?", "task"),
+    ("The staging box has been down since lunch; getting it back up is on you.", "task"),
+    ("Our board would love Leila in the room when we plan next year's data strategy; is that something she does?", "hiring"),
+])
+def test_refused_by_meaning_with_the_real_model(engine, question, category):
+    from vouched.answer import Assistant
+    from vouched.guard.packs import load_packs
+    from vouched.guard.refusal import match_refusal
+
+    names = (engine.config.subject.name, *engine.config.subject.aliases)
+    assert match_refusal(question, load_packs(), subject_names=names) is None
+    ans = Assistant(engine.config, engine=engine).ask(question)
+    assert ans.outcome == "refused" and ans.layer == "L1" and ans.category == category, ans
+    assert any(w.startswith("L1 by meaning: semantic") for w in ans.trace.warnings)
+
+
+@pytest.mark.parametrize("question", [
+    "What did she build for Tessera Health?",
+    "Where did she do her PhD, and what was it about?",
+    "Which city is Leila based in?",
+])
+def test_not_refused_by_meaning_with_the_real_model(engine, question):
+    from vouched.answer import Assistant
+
+    ans = Assistant(engine.config, engine=engine).ask(question)
+    assert not (ans.outcome == "refused" and ans.layer == "L1"), ans
+    assert "l1_semantic" in ans.trace.stages_ms or ans.trace.route == "records"
+    assert not any(w.startswith("L1 by meaning") for w in ans.trace.warnings)
+
+
+def test_meaning_check_can_be_turned_off(engine):
+    from vouched.answer import Assistant
+
+    config = engine.config.model_copy(update={"guard": engine.config.guard.model_copy(update={"semantic_refusal": False})})
+    ans = Assistant(config, engine=engine).ask("The nightly export job died again, could you kick it off one more time?")
+    assert not (ans.outcome == "refused" and ans.layer == "L1")
+    assert "l1_semantic" not in ans.trace.stages_ms

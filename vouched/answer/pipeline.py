@@ -11,6 +11,7 @@ and constructs no provider. The trace travels with the answer: the done event's 
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from datetime import date, datetime, timezone
@@ -135,6 +136,12 @@ class Pipeline:
 
     async def _retrieval(self, trace: TraceRecord, q: Question, tenant: str | None, as_of: date | None
                          ) -> AsyncIterator[Event]:
+        semantic = await self._semantic_refusal(trace, q)
+        if semantic is not None:
+            trace.route = "refusal"
+            for e in outcomes.refuse(trace, self.text, "L1", semantic.category, q.lang, f"refusal.{semantic.category}"):
+                yield e
+            return
         filters = SearchFilters(tenant=tenant or self.config.corpus.tenant, as_of=as_of)
         s = await self.scoring.single(trace, q, filters)
         gen = self._generation()
@@ -149,6 +156,48 @@ class Pipeline:
                                 corpus_version=s.best.corpus_version, plan_question=s.plan_question)
         async for e in stream:
             yield e
+
+    async def _semantic_refusal(self, trace: TraceRecord, q: Question):
+        """L1 by meaning (guard.intent) for a question the patterns let through, or None.
+
+        Off when configured off, when no model ships, or with an embedder other than the
+        model's; an embedder that fails leaves the decision to L2 (the patterns already ran)."""
+        from vouched.guard.intent import intent_text, load_model, word_count
+
+        if not self.config.guard.semantic_refusal:
+            return None
+        model = load_model()
+        if model is None:
+            return None
+        t0 = time.perf_counter()
+        try:
+            embedder = self.parts.embedder.get()
+        except Exception as exc:  # noqa: BLE001 - the store/embedder outage is L2's to report
+            trace.warnings.append(f"L1 by meaning skipped: embedder unavailable ({type(exc).__name__})")
+            return None
+        if getattr(embedder, "model_id", None) != model.model_id:
+            return None
+        text = intent_text(q.text, self.subject_names)
+        try:
+            vector = await asyncio.to_thread(lambda: embedder.embed_queries([text]))
+        except Exception as exc:  # noqa: BLE001
+            trace.warnings.append(f"L1 by meaning skipped: embedding failed ({type(exc).__name__})")
+            return None
+        (match,) = model.decide(vector, about_subject=[q.about_subject], words=[word_count(text)],
+                                categories=self.semantic_categories)
+        trace.stages_ms["l1_semantic"] = (time.perf_counter() - t0) * 1000
+        if match is not None:
+            trace.warnings.append(f"L1 by meaning: {match.describe()}")
+        return match
+
+    @property
+    def semantic_categories(self) -> frozenset[str]:
+        """The refusal categories in force for the site's kind (guard.kinds), as the classifier names them."""
+        from vouched.guard.intent import CLASSES
+        from vouched.guard.kinds import categories_off
+
+        off = categories_off(self.config.site_kind, self.config.site.refuse)
+        return frozenset(c for c in CLASSES[1:] if c not in off)
 
     async def _partial(self, trace: TraceRecord, q: Question, r: Route, tenant: str | None,
                        as_of: date | None) -> AsyncIterator[Event]:

