@@ -119,3 +119,13 @@ def test_meaning_check_can_be_turned_off(engine):
     ans = Assistant(config, engine=engine).ask("The nightly export job died again, could you kick it off one more time?")
     assert not (ans.outcome == "refused" and ans.layer == "L1")
     assert "l1_semantic" not in ans.trace.stages_ms
+
+
+def test_a_part_refused_by_meaning_leaves_the_other_answered(engine):
+    from vouched.answer import Assistant
+
+    ans = Assistant(engine.config, engine=engine).ask(
+        "What did she build for Tessera Health? Also, the nightly export job died again, could you kick it off one more time?")
+    assert ans.outcome == "answered" and ans.status == "insufficient_context", ans
+    assert [r.category for r in ans.refusals] == ["task"] and len(ans.uncovered) == 1
+    assert any(w.startswith("L1 by meaning: semantic task") for w in ans.trace.warnings)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import replace
 from datetime import date, datetime, timezone
 from typing import AsyncIterator, Callable
 
@@ -158,37 +159,48 @@ class Pipeline:
             yield e
 
     async def _semantic_refusal(self, trace: TraceRecord, q: Question):
-        """L1 by meaning (guard.intent) for a question the patterns let through, or None.
+        """L1 by meaning (guard.intent) for a question the patterns let through, or None."""
+        if q.followup == "ordinal":
+            return None  # an ordinal follow-up ("and the third one?") points into the previous answer
+        (match,) = await self._by_meaning(trace, q, [q.text])
+        return match
 
-        Off when configured off, when no model ships, or with an embedder other than the
-        model's; an embedder that fails leaves the decision to L2 (the patterns already ran)."""
-        from vouched.guard.intent import intent_text, load_model, word_count
+    async def _by_meaning(self, trace: TraceRecord, q: Question, texts: list[str]) -> list:
+        """One guard.intent decision per text of ``q`` (the question, or its parts): an IntentMatch or None.
 
+        All None when configured off, when no model ships, or with an embedder other than the
+        model's. A follow-up is read alone (the patterns also read it joined to the previous
+        question). An embedder that fails leaves the decision to L2 (the patterns already ran)."""
+        from vouched.guard.intent import intent_text, load_model, may_be_about_subject, word_count
+
+        none = [None] * len(texts)
         if not self.config.guard.semantic_refusal:
-            return None
+            return none
         model = load_model()
         if model is None:
-            return None
+            return none
         t0 = time.perf_counter()
         try:
             embedder = self.parts.embedder.get()
         except Exception as exc:  # noqa: BLE001 - the store/embedder outage is L2's to report
             trace.warnings.append(f"L1 by meaning skipped: embedder unavailable ({type(exc).__name__})")
-            return None
+            return none
         if getattr(embedder, "model_id", None) != model.model_id:
-            return None
-        text = intent_text(q.text, self.subject_names)
+            return none
+        read = [intent_text(t, self.subject_names) for t in texts]
         try:
-            vector = await asyncio.to_thread(lambda: embedder.embed_queries([text]))
+            vectors = await asyncio.to_thread(lambda: embedder.embed_queries(read))
         except Exception as exc:  # noqa: BLE001
             trace.warnings.append(f"L1 by meaning skipped: embedding failed ({type(exc).__name__})")
-            return None
-        (match,) = model.decide(vector, about_subject=[q.about_subject], words=[word_count(text)],
-                                categories=self.semantic_categories)
+            return none
+        about = may_be_about_subject(q.about_subject, q.anchors)
+        matches = model.decide(vectors, about_subject=[about] * len(texts), words=[word_count(t) for t in read],
+                               categories=self.semantic_categories)
         trace.stages_ms["l1_semantic"] = (time.perf_counter() - t0) * 1000
-        if match is not None:
-            trace.warnings.append(f"L1 by meaning: {match.describe()}")
-        return match
+        for t, m in zip(texts, matches):
+            if m is not None:
+                trace.warnings.append(f"L1 by meaning: {m.describe()}" + (f": {t}" if len(texts) > 1 else ""))
+        return matches
 
     @property
     def semantic_categories(self) -> frozenset[str]:
@@ -201,9 +213,18 @@ class Pipeline:
 
     async def _partial(self, trace: TraceRecord, q: Question, r: Route, tenant: str | None,
                        as_of: date | None) -> AsyncIterator[Event]:
-        """A multi-part question: answer the covered parts only; parts refused by L1 and parts
-        without evidence are named in the fixed "uncovered" line and on the done event."""
+        """A multi-part question: answer the covered parts only; parts refused by L1 (by its
+        patterns or by meaning) and parts without evidence are named in the fixed "uncovered"
+        line and on the done event."""
         lang, text = q.lang, self.text
+        meant = await self._by_meaning(trace, q, list(r.parts))
+        if any(meant):
+            refused = tuple(r.refused_parts) + tuple((p, m.category) for p, m in zip(r.parts, meant) if m is not None)
+            r = replace(r, parts=tuple(p for p, m in zip(r.parts, meant) if m is None), refused_parts=refused)
+            if not r.parts:
+                for e in outcomes.refuse(trace, text, "L1", refused[0][1], lang, f"refusal.{refused[0][1]}"):
+                    yield e
+                return
         filters = SearchFilters(tenant=tenant or self.config.corpus.tenant, as_of=as_of)
         ps = await self.scoring.parts(trace, r.parts, q.previous, lang, filters)
         for part, category in r.refused_parts:

