@@ -120,9 +120,9 @@ def test_shipped_model_is_there_and_sane():
 
 def test_shipped_model_was_built_from_the_data_in_the_repository():
     """Packs' examples, the paraphrase set and the site questions are its training data: change
-    them and this fails until `python -m vouched.guard.intent_build` is run again."""
-    from vouched.guard.intent_build import training_data
+    them and this fails until `python -m vouched.bench.intent_build` is run again."""
+    from vouched.bench.intent_build import training_data
 
     data = training_data()
-    assert load_model().data_sha == data_sha(data), "stale intent model: run python -m vouched.guard.intent_build"
+    assert load_model().data_sha == data_sha(data), "stale intent model: run python -m vouched.bench.intent_build"
     assert {label for _, label in data} == set(CLASSES)

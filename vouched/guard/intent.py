@@ -29,7 +29,7 @@ model it was trained on (``model_id``); with any other embedder (the hashing sta
 the unit tests, say) it is off, and the trace says so.
 
 The weights, the scaling and the bank ship in ``intent_model.npz``, built by
-``python -m vouched.guard.intent_build`` from data kept in the repository: the L1 paraphrase
+``python -m vouched.bench.intent_build`` from data kept in the repository: the L1 paraphrase
 set (every split but holdout6, left out to measure on), the examples kept beside every
 pattern, and a set of ordinary site questions. The file records the hash
 of that data; a test fails when the data changed and the model was not rebuilt.

@@ -1,6 +1,6 @@
 """Build ``vouched/guard/intent_model.npz`` (the semantic half of L1, ``vouched.guard.intent``).
 
-    python -m vouched.guard.intent_build [--check] [--out PATH]
+    python -m vouched.bench.intent_build [--check] [--out PATH]
 
 Data (all in the repository; hashed into the model so a stale model fails a test):
   - ``vouched/eval/sets/l1_paraphrase.tsv``, every split but holdout6, which is left out so
@@ -118,9 +118,9 @@ def build(data: list[tuple[str, str]] | None = None, embedder=None, log=print) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vouched.guard.intent_build", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m vouched.bench.intent_build", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=Path(__file__).with_name(MODEL_FILE), help="where to write the model")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "guard" / MODEL_FILE, help="where to write the model")
     ap.add_argument("--check", action="store_true", help="rebuild in memory and compare with --out; write nothing")
     args = ap.parse_args(argv)
     model = build(log=lambda s: print(s, file=sys.stderr, flush=True))
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         old = IntentModel.from_bytes(args.out.read_bytes())
         same = old.data_sha == model.data_sha and np.allclose(old.weights, model.weights, atol=1e-4)
-        print(f"{args.out}: {'up to date' if same else 'STALE: rebuild with python -m vouched.guard.intent_build'}")
+        print(f"{args.out}: {'up to date' if same else 'STALE: rebuild with python -m vouched.bench.intent_build'}")
         return 0 if same else 1
     args.out.write_bytes(model.to_bytes())
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
