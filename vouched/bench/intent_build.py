@@ -38,7 +38,7 @@ KNN_MIN = 0.88
 MIN_WORDS = 3
 L2 = 1e-3
 STEPS = 600
-TRAIN_SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "intent")
+TRAIN_SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "intent", "intent2")
 LABEL = {"action": "task", "benign": "other", "availability": "hiring"}
 
 
