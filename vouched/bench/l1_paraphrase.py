@@ -128,7 +128,7 @@ def run(rows: Iterable[Row], *, names: Sequence[str] = SUBJECT_NAMES, splits: Se
 
 def _semantic(rows: Sequence[Row], hits: Sequence, names: Sequence[str], packs, embedder):
     """(index, IntentMatch) for each row the patterns let through that L1 by meaning refuses."""
-    from vouched.guard.intent import intent_text, load_model, may_be_about_subject, word_count
+    from vouched.guard.intent import load_model, may_be_about_subject
     from vouched.guard.route import mentions_subject
     from vouched.text import LANGS
     from vouched.text.anchors import question_anchors
@@ -143,14 +143,10 @@ def _semantic(rows: Sequence[Row], hits: Sequence, names: Sequence[str], packs, 
     if embedder.model_id != model.model_id:
         raise SystemExit(f"the intent model was trained on {model.model_id}, not {embedder.model_id}")
     todo = [i for i, h in enumerate(hits) if h is None]
-    texts = [intent_text(rows[i].text, names) for i in todo]
-    if not texts:
-        return []
-    vectors = embedder.embed_queries(texts)
     about = [may_be_about_subject(mentions_subject(rows[i].text, names, "she", packs=packs),
                                   question_anchors(rows[i].text, rows[i].lang if rows[i].lang in LANGS else "en", exempt_names=names))
              for i in todo]
-    decided = model.decide(vectors, about_subject=about, words=[word_count(t) for t in texts])
+    decided = model.read(embedder, [rows[i].text for i in todo], subject_names=names, about_subject=about)
     return [(i, m) for i, m in zip(todo, decided) if m is not None]
 
 

@@ -146,6 +146,17 @@ class IntentModel:
                 out.append(None)
         return out
 
+    def read(self, embedder, questions: Sequence[str], *, subject_names: Sequence[str] = (),
+             about_subject: Sequence[bool], categories: Iterable[str] | None = None) -> list[IntentMatch | None]:
+        """``decide`` for questions as written: read as ``intent_text``, embedded as queries by
+        ``embedder`` (one batch), counted by ``word_count``. The pipeline and the benchmark
+        both come here, so they cannot read a question differently."""
+        texts = [intent_text(q, subject_names) for q in questions]
+        if not texts:
+            return []
+        return self.decide(embedder.embed_queries(texts), about_subject=about_subject,
+                           words=[word_count(t) for t in texts], categories=categories)
+
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         np.savez_compressed(
