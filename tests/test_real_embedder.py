@@ -129,3 +129,18 @@ def test_a_part_refused_by_meaning_leaves_the_other_answered(engine):
     assert ans.outcome == "answered" and ans.status == "insufficient_context", ans
     assert [r.category for r in ans.refusals] == ["task"] and len(ans.uncovered) == 1
     assert any(w.startswith("L1 by meaning: semantic task") for w in ans.trace.warnings)
+
+
+def test_an_organisation_subject_is_not_read_for_the_person_categories(engine):
+    """With pronoun "it" the subject is an organisation: its name read as the classifier's person
+    token made "what does a tracking number of <company> look like?" a phone-number question.
+    Only meta and task are read by meaning then; the patterns still run for every category."""
+    from vouched.answer import Assistant
+
+    it = engine.config.model_copy(update={"subject": engine.config.subject.model_copy(update={"pronoun": "it"})})
+    hiring = "Our board would love Leila in the room when we plan next year's data strategy; is that something she does?"
+    ans = Assistant(it, engine=engine).ask(hiring)
+    assert not any(w.startswith("L1 by meaning") for w in ans.trace.warnings), ans
+    assert "l1_semantic" in ans.trace.stages_ms
+    task = Assistant(it, engine=engine).ask("The nightly export job died again, could you kick it off one more time?")
+    assert task.outcome == "refused" and task.layer == "L1" and task.category == "task"

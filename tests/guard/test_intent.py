@@ -23,7 +23,8 @@ def toy_model(seed: int = 0, tau: float = 0.5, knn_min: float = -1.0, min_words:
     bank = rng.normal(size=(20, DIM)).astype(np.float32)
     bank /= np.linalg.norm(bank, axis=1, keepdims=True)
     q, s = quantize_rows(bank)
-    return IntentModel(model_id="toy", classes=CLASSES, weights=rng.normal(scale=3, size=(DIM + 1, len(CLASSES))).astype(np.float32),
+    w = rng.normal(scale=3, size=(DIM + 1, len(CLASSES))).astype(np.float32)
+    return IntentModel(model_id="toy", classes=CLASSES, layers=((w[:-1], w[-1]),),
                        mu=np.zeros(DIM, np.float32), sd=np.ones(DIM, np.float32), bank=q, bank_scale=s,
                        tau=tau, knn_min=knn_min, min_words=min_words, data_sha="x")
 
@@ -89,6 +90,21 @@ def test_int8_bank_keeps_cosines_within_3e3(seed):
     assert np.abs(probe @ rows.T - probe @ back.T).max() < 3e-3
 
 
+def test_a_hidden_layer_is_a_relu_between_two_affine_maps():
+    rng = np.random.default_rng(5)
+    w1, b1 = rng.normal(size=(DIM, 4)).astype(np.float32), rng.normal(size=4).astype(np.float32)
+    w2, b2 = rng.normal(size=(4, len(CLASSES))).astype(np.float32), rng.normal(size=len(CLASSES)).astype(np.float32)
+    model = IntentModel(model_id="toy", classes=CLASSES, layers=((w1, b1), (w2, b2)), mu=np.zeros(DIM, np.float32),
+                        sd=np.ones(DIM, np.float32), bank=np.zeros((1, DIM), np.int8), bank_scale=np.ones(1, np.float32),
+                        tau=0.5, knn_min=0.0, min_words=3, data_sha="x")
+    v = unit_rows(2, 3)
+    z = np.maximum(v @ w1 + b1, 0) @ w2 + b2
+    want = np.exp(z - z.max(1, keepdims=True))
+    assert np.allclose(model.probabilities(v), want / want.sum(1, keepdims=True), atol=1e-6)
+    again = IntentModel.from_bytes(model.to_bytes())
+    assert len(again.layers) == 2 and np.allclose(again.probabilities(v), model.probabilities(v))
+
+
 def test_bytes_round_trip():
     model = toy_model(4)
     again = IntentModel.from_bytes(model.to_bytes())
@@ -114,7 +130,7 @@ def test_shipped_model_is_there_and_sane():
 
     model = load_model()
     assert model is not None and model.model_id == BASE_MODEL_ID
-    assert model.classes == CLASSES and model.weights.shape == (385, len(CLASSES))
+    assert model.classes == CLASSES and model.layers[0][0].shape[0] == 384 and model.layers[-1][0].shape[1] == len(CLASSES)
     assert 0.5 < model.tau <= 1.0 and 0.8 < model.knn_min < 1.0 and model.bank.dtype == np.int8
 
 

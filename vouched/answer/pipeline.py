@@ -187,7 +187,10 @@ class Pipeline:
             return none
         if getattr(embedder, "model_id", None) != model.model_id:
             return none
-        about = [may_be_about_subject(q.about_subject, q.anchors)] * len(texts)
+        # the four person categories need a person: the classifier learned them on a person's name, and an
+        # organisation's name read as one ("what is a tracking number of <company> like?") reads as a phone number
+        person = self.config.subject.pronoun != "it"
+        about = [person and may_be_about_subject(q.about_subject, q.anchors)] * len(texts)
         try:
             matches = await asyncio.to_thread(lambda: model.read(
                 embedder, texts, subject_names=self.subject_names, about_subject=about,

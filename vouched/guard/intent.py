@@ -4,13 +4,14 @@ The pattern packs refuse what they were written for; another author's paraphrase
 same request ("could we get Mara on board for the spring?") often slips past them (blind
 holdout4: 0.806 of the questions to refuse). This check reads the question the way the
 retriever does — one multilingual-e5-small query vector — and refuses it when a small
-linear classifier over that vector is confident it belongs to a refusal category AND the
+classifier over that vector (one hidden layer) is confident it belongs to a refusal category AND the
 question is close to refusal paraphrases the project has seen. Both must hold: the
 classifier generalises across wording and language, the neighbourhood keeps it from
 firing on ordinary questions far from anything it was trained on.
 
     vector = e5.query(intent_text(question, subject names))      name → "mara", as in training
-    p      = softmax(W · (vector − mu) / sd)                       seven classes: other + six
+    x      = (vector − mu) / sd
+    p      = softmax(W2 · relu(W1 · x + b1) + b2)                  seven classes: other + six
     p_refuse = Σ p[c] over the categories in force for this question
     knn    = mean cosine of the 3 nearest refusal examples in the bank
     refuse ⇔ p_refuse ≥ tau and knn ≥ knn_min and the question has ≥ min_words words
@@ -19,7 +20,9 @@ Categories in force: the site kind's (guard.kinds), and the four that speak of a
 (fees, hiring, private, speculation) only when the question may be about the subject
 (``may_be_about_subject``): it names the subject or uses its pronoun, or it names no other
 person, place or organisation — "who did Emma marry?" is not about the site's subject, while
-"¿cuánto cobra por una auditoría?" (Spanish drops the pronoun) is. The category given is the
+"¿cuánto cobra por una auditoría?" (Spanish drops the pronoun) is. The pipeline reads them only
+for a person subject (pronoun she/he/they): an organisation's name read as the person token
+turned "what does a tracking number of <company> look like?" into a phone number. The category given is the
 most probable one among those in force. Refusal texts are the fixed per-category ones.
 
 It runs after the pattern packs, the records route and small talk, before retrieval: the
@@ -30,7 +33,7 @@ the unit tests, say) it is off, and the trace says so.
 
 The weights, the scaling and the bank ship in ``intent_model.npz``, built by
 ``python -m vouched.bench.intent_build`` from data kept in the repository: the L1 paraphrase
-set (every split but holdout6, left out to measure on), the examples kept beside every
+set (every split but holdout8, left out to measure on), the examples kept beside every
 pattern, and a set of ordinary site questions. The file records the hash
 of that data; a test fails when the data changed and the model was not rebuilt.
 """
@@ -91,7 +94,7 @@ class IntentMatch:
 class IntentModel:
     model_id: str
     classes: tuple[str, ...]
-    weights: np.ndarray  # (dim + 1, classes), the last row the bias
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]  # (W, b) per layer, ReLU between; the last gives the classes
     mu: np.ndarray
     sd: np.ndarray
     bank: np.ndarray  # int8 (n, dim): refusal examples, each row scaled to 127 at its largest
@@ -103,7 +106,11 @@ class IntentModel:
     k: int = 3
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        z = np.hstack([(vectors - self.mu) / self.sd, np.ones((len(vectors), 1), dtype=vectors.dtype)]) @ self.weights
+        z = (np.asarray(vectors, dtype=np.float32) - self.mu) / self.sd
+        for i, (w, b) in enumerate(self.layers):
+            z = z @ w + b
+            if i < len(self.layers) - 1:
+                z = np.maximum(z, 0.0)
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
@@ -160,7 +167,9 @@ class IntentModel:
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         np.savez_compressed(
-            buf, weights=self.weights.astype(np.float32), mu=self.mu.astype(np.float32), sd=self.sd.astype(np.float32),
+            buf, **{f"w{i}": w.astype(np.float32) for i, (w, _) in enumerate(self.layers)},
+            **{f"b{i}": b.astype(np.float32) for i, (_, b) in enumerate(self.layers)},
+            mu=self.mu.astype(np.float32), sd=self.sd.astype(np.float32),
             bank=self.bank.astype(np.int8), bank_scale=self.bank_scale.astype(np.float32),
             meta=np.array([self.model_id, ",".join(self.classes), repr(self.tau), repr(self.knn_min),
                            str(self.min_words), self.data_sha, str(self.k)]))
@@ -170,7 +179,8 @@ class IntentModel:
     def from_bytes(cls, raw: bytes) -> "IntentModel":
         with np.load(io.BytesIO(raw), allow_pickle=False) as z:
             model_id, classes, tau, knn_min, min_words, sha, k = (str(x) for x in z["meta"])
-            return cls(model_id=model_id, classes=tuple(classes.split(",")), weights=z["weights"], mu=z["mu"],
+            layers = tuple((z[f"w{i}"], z[f"b{i}"]) for i in range(sum(1 for name in z.files if name.startswith("w"))))
+            return cls(model_id=model_id, classes=tuple(classes.split(",")), layers=layers, mu=z["mu"],
                        sd=z["sd"], bank=z["bank"], bank_scale=z["bank_scale"], tau=float(tau),
                        knn_min=float(knn_min), min_words=int(min_words), data_sha=sha, k=int(k))
 
