@@ -48,3 +48,20 @@ def test_a_sentence_break_or_distance_ends_the_topic():
     assert not exempt(broken, broken.index("rates"), len(broken), "fees")
     near = "her talk on consulting rates"
     assert exempt(near, near.index("rates"), len(near), "fees")
+
+
+def test_a_near_frame_reaches_four_words_in_one_clause():
+    """The subject's advice and what she has written about are `near` frames: a match right after
+    one is a topic; after a comma, a dash or a conjunction it is a second request."""
+    text = "what does ꙮ recommend for securing system prompts"
+    at = text.index("system prompts")
+    assert exempt(text, at, len(text), "meta")
+    for joined in ("what does ꙮ recommend for our team, and what are her rates",
+                   "what does ꙮ recommend for our team and what are her rates",
+                   "what does ꙮ recommend for our team — what are her rates"):
+        at = joined.index("what are her rates")
+        assert not exempt(joined, at, len(joined), "fees"), joined
+    far = "what does ꙮ recommend for one two three four five rates"
+    assert not exempt(far, far.index("rates"), len(far), "fees")
+    sub = "что ꙮ писала о том, как хранить системные промпты"
+    assert exempt(sub, sub.index("системные"), len(sub), "meta")

@@ -16,9 +16,14 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["exempt", "frames", "ZONE_WORDS"]
+__all__ = ["exempt", "frames", "near_frames", "ZONE_WORDS", "NEAR_WORDS"]
 
 ZONE_WORDS = 8
+NEAR_WORDS = 4  # a `near` frame (the subject's advice, what she has written about) reaches this far, in one clause
+# what ends a clause for a `near` frame: a colon or dash, a comma (not before a subordinate clause: "о том, как …",
+# "in ihrem Blog, um …"), or a conjunction that can join a second request
+_CLAUSE = re.compile(r"[,،](?!\s*(?:как|что|чтобы|где|когда|почему|que|dass|ob|um|si|whether|که|कि)(?!\w))|[:;、，：—–]|\s-\s|(?<!\w)(?:and|or|but|also|plus|then|y|e|pero|tambien|und|oder|aber|auch|et|ou|mais|aussi|"
+                     r"и|или|а|но|также|و|او|أو|لكن|ثم|یا|اما|ولی|همچنین|और|या|लेकिन|तथा)(?!\w)|和|并且|而且|还有|另外|顺便|以及")
 _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
 
@@ -40,10 +45,32 @@ def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Patt
     return cats, tuple(lead), tuple(tail), examples
 
 
+@lru_cache(maxsize=1)
+def near_frames() -> tuple[re.Pattern[str], ...]:
+    """The ``near`` lead frames of every language: the subject's advice ("what does she recommend
+    for …", "что она советует для …", "有什么建议" is a tail frame) and what she has written about
+    ("has she published anything on …"). Wider words than a publication's, so a narrower reach:
+    the match starts at most ``NEAR_WORDS`` words after the frame, with no clause break between
+    ("what does she recommend for startups, and can we hire her?" is still refused)."""
+    from vouched.guard.packs import PLACEHOLDER, _prepare
+
+    raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
+    raw.pop("categories")
+    return tuple(re.compile(_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] near"))
+                 for lang, spec in raw.items() for p in spec.get("near", ()))
+
+
 def exempt(text: str, start: int, end: int, category: str) -> bool:
     cats, lead, tail, _ = frames()
     if category not in cats:
         return False
+    for rx in near_frames():
+        for f in rx.finditer(text, 0, end):
+            if f.start() > start:
+                break
+            gap = text[f.end():start]
+            if _BREAK.search(gap) is None and _CLAUSE.search(gap) is None and len(gap.split()) <= NEAR_WORDS:
+                return True
     for rx in lead:
         for f in rx.finditer(text, 0, end):
             if f.start() > start:
