@@ -28,55 +28,54 @@ _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
 
 @lru_cache(maxsize=1)
-def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], dict]:
-    """(categories, lead frames, tail frames, the file's examples by language)."""
+def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dict]:
+    """The file read once: (categories, compiled frames by kind — lead, near, tail —, examples by language)."""
     from vouched.guard.packs import PLACEHOLDER, _prepare  # as the packs read their patterns (letters folded)
 
     raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
     cats = frozenset(raw.pop("categories"))
-    lead: list[re.Pattern[str]] = []
-    tail: list[re.Pattern[str]] = []
+    kinds: dict[str, list[re.Pattern[str]]] = {"lead": [], "near": [], "tail": []}
     examples = {}
     for lang, spec in raw.items():
-        env = {"S": PLACEHOLDER}
-        lead += [re.compile(_prepare(p, env, f"topic.toml [{lang}] lead")) for p in spec.get("lead", ())]
-        tail += [re.compile(_prepare(p, env, f"topic.toml [{lang}] tail")) for p in spec.get("tail", ())]
+        for kind, out in kinds.items():
+            out += [re.compile(_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] {kind}")) for p in spec.get(kind, ())]
         examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
-    return cats, tuple(lead), tuple(tail), examples
+    return cats, {kind: tuple(out) for kind, out in kinds.items()}, examples
 
 
-@lru_cache(maxsize=1)
+def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], dict]:
+    """(categories, lead frames, tail frames, the file's examples by language)."""
+    cats, kinds, examples = _load()
+    return cats, kinds["lead"], kinds["tail"], examples
+
+
 def near_frames() -> tuple[re.Pattern[str], ...]:
     """The ``near`` lead frames of every language: the subject's advice ("what does she recommend
     for …", "что она советует для …", "有什么建议" is a tail frame) and what she has written about
     ("has she published anything on …"). Wider words than a publication's, so a narrower reach:
     the match starts at most ``NEAR_WORDS`` words after the frame, with no clause break between
     ("what does she recommend for startups, and can we hire her?" is still refused)."""
-    from vouched.guard.packs import PLACEHOLDER, _prepare
+    return _load()[1]["near"]
 
-    raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
-    raw.pop("categories")
-    return tuple(re.compile(_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] near"))
-                 for lang, spec in raw.items() for p in spec.get("near", ()))
+
+def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool) -> bool:
+    """A frame of ``rx`` ends at most ``words`` words before ``start``, in the same sentence (and clause)."""
+    for f in rx.finditer(text, 0, end):
+        if f.start() > start:
+            break
+        gap = text[f.end():start]
+        if _BREAK.search(gap) is None and not (one_clause and _CLAUSE.search(gap)) and len(gap.split()) <= words:
+            return True
+    return False
 
 
 def exempt(text: str, start: int, end: int, category: str) -> bool:
-    cats, lead, tail, _ = frames()
+    cats, kinds, _ = _load()
     if category not in cats:
         return False
-    for rx in near_frames():
-        for f in rx.finditer(text, 0, end):
-            if f.start() > start:
-                break
-            gap = text[f.end():start]
-            if _BREAK.search(gap) is None and _CLAUSE.search(gap) is None and len(gap.split()) <= NEAR_WORDS:
-                return True
-    for rx in lead:
-        for f in rx.finditer(text, 0, end):
-            if f.start() > start:
-                break
-            gap = text[f.end():start]
-            if _BREAK.search(gap) is None and len(gap.split()) <= ZONE_WORDS:
-                return True
+    if any(_leads_to(rx, text, start, end, NEAR_WORDS, True) for rx in kinds["near"]):
+        return True
+    if any(_leads_to(rx, text, start, end, ZONE_WORDS, False) for rx in kinds["lead"]):
+        return True
     after = text[end:]
-    return any(rx.match(after) for rx in tail)
+    return any(rx.match(after) for rx in kinds["tail"])
