@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vouched.guard.gate import GateVerdict, SentenceGate
+from vouched.guard.gate_check import leading_citation
 from vouched.guard.values import extract_values, value_in_text
 from vouched.guard.voice import first_person_word
 
@@ -132,11 +133,26 @@ def test_good_released_bad_stopped(case: tuple[list, str, list[int]]) -> None:
 ALPHABET = list("aAbZ ..!?\n[]1234,-۲۳。？我自؟") + ["e.g.", "3.5", "[1]", "[2", "Dr.", " 1. ", "«", "»", "\"", "...", "NO_ANSWER"]
 
 
+def as_written(verdicts: list[GateVerdict]) -> str:
+    """The checked text without the markers a leading citation lent to the next sentence
+    (the verdict shows them as "[1] sentence"; they were not written there)."""
+    out = []
+    for i, verdict in enumerate(verdicts):
+        sentence = verdict.sentence
+        carry = leading_citation(verdicts[i - 1]) if i else None
+        if carry is not None and sentence.startswith(carry + " ") and not MARKER.search(sentence[len(carry) + 1 :]):
+            sentence = sentence[len(carry) + 1 :]
+        out.append(sentence)
+    return "".join(out)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.sampled_from(ALPHABET), max_size=80).map("".join),
     st.lists(st.integers(min_value=0, max_value=400), max_size=30),
 )
+@example("。[1]a", [2])  # a bare "。[1]" unit lends its marker to "a" (found by hypothesis in CI)
+@example("。[1]a", [])
 def test_chunking_invariance_on_arbitrary_text(text: str, cuts: list[int]) -> None:
     cuts = [c for c in cuts if c < len(text)]
     verdicts = chunked(text, cuts)
@@ -145,5 +161,4 @@ def test_chunking_invariance_on_arbitrary_text(text: str, cuts: list[int]) -> No
         if verdict.ok:
             assert_safe(verdict)
     if all(v.ok for v in verdicts):  # nothing lost: every non-space character was checked
-        checked = "".join(v.sentence for v in verdicts)
-        assert re.sub(r"\s", "", checked) == re.sub(r"\s", "", text)
+        assert re.sub(r"\s", "", as_written(verdicts)) == re.sub(r"\s", "", text)
