@@ -62,9 +62,15 @@ def agreement(n: int, bench: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`[N] [BENCH_DIR]` from the command line (100000 and ../shared/benchmarks by default)."""
-    argv = sys.argv[1:] if argv is None else argv
-    return agreement(int(argv[0]) if len(argv) > 0 else 100_000,
-                     Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks")
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("n", type=int, nargs="?", default=100_000, help="chunks in the synthetic corpus (default 100000)")
+    ap.add_argument("bench_dir", type=Path, nargs="?",
+                    default=Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks",
+                    help="the shared benchmark data (default ../shared/benchmarks)")
+    args = ap.parse_args(argv)
+    return agreement(args.n, args.bench_dir)
 
 
 if __name__ == "__main__":

@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", action="store_true",
                     help="instead of the set: the 15,362 questions of SQuAD 2.0 dev, XQuAD en/es and SciFact "
                          f"(../shared/benchmarks), every refusal a false one; fails when L1 by meaning refuses more than "
-                         f"{REAL_TARGET:.1%} of them (about 5 minutes: every question is embedded)")
+                         f"{REAL_TARGET * 100:.1f}%% of them (about 5 minutes: every question is embedded)")
     args = ap.parse_args(argv)
     if args.real:
         res = run_real(real_questions())

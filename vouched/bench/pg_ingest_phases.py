@@ -41,9 +41,15 @@ VARIANTS = {  # name: (SET statements before the build, index options)
 }
 
 
-def main() -> None:
-    n = int(sys.argv[1])
-    variants = "--variants" in sys.argv
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("n", type=int, help="chunks to ingest (bench scale's synthetic rows), e.g. 100000")
+    ap.add_argument("--variants", action="store_true", help="then rebuild the HNSW index several ways, timing each")
+    ap.add_argument("--queries", action="store_true", help="then time where a hybrid query's time goes")
+    args = ap.parse_args(argv)
+    n, variants = args.n, args.variants
     src = load_sources(Path(__file__).resolve().parents[3] / "shared" / "benchmarks")
     chunks, vecs, topics = synth_corpus(src, n)
     out: dict = {"n": n, "load_before": os.getloadavg(), "phases": {}}
@@ -87,7 +93,7 @@ def main() -> None:
                     out["variants"][name] = {"wall_s": round(time.perf_counter() - t, 2),
                                              "server_cpu_s": round((server_cpu_seconds(pg) or 0.0) - s, 2)}
                     print(name, out["variants"][name], file=sys.stderr, flush=True)
-        if "--queries" in sys.argv:
+        if args.queries:
             out["queries"] = hybrid_profile(st, synth_queries(src, topics, 41))
         st.close()
     out["load_after"] = os.getloadavg()
