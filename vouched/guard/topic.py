@@ -16,9 +16,10 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["exempt", "frames", "near_frames", "ZONE_WORDS", "NEAR_WORDS"]
+__all__ = ["exempt", "frames", "generic", "near_frames", "GENERIC_BEFORE", "ZONE_WORDS", "NEAR_WORDS"]
 
 ZONE_WORDS = 8
+GENERIC_BEFORE = 4  # a `generic` qualifier of a bare "system prompt" ends at most this many words before it, in one clause
 NEAR_WORDS = 4  # a `near` frame (the subject's advice, what she has written about) reaches this far, in one clause
 # what ends a clause for a `near` frame: a colon or dash, a comma (not before a subordinate clause: "о том, как …",
 # "in ihrem Blog, um …"), or a conjunction that can join a second request
@@ -29,17 +30,21 @@ _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
 @lru_cache(maxsize=1)
 def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dict]:
-    """The file read once: (categories, compiled frames by kind — lead, near, tail —, examples by language)."""
+    """The file read once: (categories, compiled frames by kind — lead, near, tail, generic, generic_after,
+    and the one-pattern kinds term, block and deixis —, examples by language: (yes, no))."""
     from vouched.guard.packs import PLACEHOLDER, _prepare  # as the packs read their patterns (letters folded)
 
     raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
     cats = frozenset(raw.pop("categories"))
-    kinds: dict[str, list[re.Pattern[str]]] = {"lead": [], "near": [], "tail": []}
+    kinds: dict[str, list[re.Pattern[str]]] = {k: [] for k in ("lead", "near", "tail", "generic", "generic_after", "term", "block", "deixis")}
     examples = {}
     for lang, spec in raw.items():
         for kind, out in kinds.items():
-            out += [re.compile(_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] {kind}")) for p in spec.get(kind, ())]
-        examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
+            pats = spec.get(kind, ())
+            out += [re.compile(_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] {kind}"))
+                    for p in ((pats,) if isinstance(pats, str) else pats)]
+        examples[lang] = (tuple(spec.get("yes", ())) + tuple(spec.get("generic_yes", ())),
+                          tuple(spec.get("no", ())) + tuple(spec.get("generic_no", ())))
     return cats, {kind: tuple(out) for kind, out in kinds.items()}, examples
 
 
@@ -58,21 +63,48 @@ def near_frames() -> tuple[re.Pattern[str], ...]:
     return _load()[1]["near"]
 
 
-def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool) -> bool:
-    """A frame of ``rx`` ends at most ``words`` words before ``start``, in the same sentence (and clause)."""
+def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool,
+              max_chars: int | None = None) -> bool:
+    """A frame of ``rx`` ends at most ``words`` words (and ``max_chars`` characters: Chinese has no
+    spaces) before ``start``, in the same sentence (and clause)."""
     for f in rx.finditer(text, 0, end):
         if f.start() > start:
             break
         gap = text[f.end():start]
-        if _BREAK.search(gap) is None and not (one_clause and _CLAUSE.search(gap)) and len(gap.split()) <= words:
+        if (_BREAK.search(gap) is None and not (one_clause and _CLAUSE.search(gap)) and len(gap.split()) <= words
+                and (max_chars is None or len(gap) <= max_chars)):
             return True
     return False
+
+
+def generic(text: str, start: int, end: int) -> bool:
+    """A meta match at ``text[start:end]`` that is nothing but the bare term for a system prompt
+    ("system prompt", "prompt de sistema", "системного промпта", "系统提示词" …) names prompts in
+    general: a ``generic`` qualifier ends at most ``GENERIC_BEFORE`` words before it in the same
+    clause ("protecting …", "a chatbot's …"), or a ``generic_after`` one follows within 3 words
+    ("… of a support bot", "… against leaks"), and no ``block`` word stands anywhere in the text
+    (a second person, this assistant or site, a verb that asks to show or repeat, "above",
+    "verbatim", "hidden" …). Every other meta rule ("your system prompt", "show me the system
+    prompt") is untouched: its match is not the bare term."""
+    _, kinds, _ = _load()
+    term = text[start:end].strip()
+    if not any(rx.fullmatch(term) for rx in kinds["term"]) or any(rx.search(text) for rx in kinds["block"]):
+        return False
+    if any(_leads_to(rx, text, start, end, GENERIC_BEFORE, True, max_chars=40) for rx in kinds["generic"]):
+        return True
+    after = text[end:]
+    return any((m := rx.match(after)) is not None and _CLAUSE.search(after[:m.end()]) is None for rx in kinds["generic_after"])
 
 
 def exempt(text: str, start: int, end: int, category: str) -> bool:
     cats, kinds, _ = _load()
     if category not in cats:
         return False
+    if category == "meta":
+        if any(rx.search(text) for rx in kinds["deixis"]):
+            return False  # the text points at this assistant: no topic frame makes its meta match a topic
+        if generic(text, start, end):
+            return True
     if any(_leads_to(rx, text, start, end, NEAR_WORDS, True) for rx in kinds["near"]):
         return True
     if any(_leads_to(rx, text, start, end, ZONE_WORDS, False) for rx in kinds["lead"]):
