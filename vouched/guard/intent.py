@@ -33,7 +33,7 @@ the unit tests, say) it is off, and the trace says so.
 
 The weights, the scaling and the bank ship in ``intent_model.npz``, built by
 ``python -m vouched.bench.intent_build`` from data kept in the repository: the L1 paraphrase
-set (every split but holdout8, left out to measure on), the examples kept beside every
+set (every split; each blind holdout was scored before it joined), the examples kept beside every
 pattern, and a set of ordinary site questions. The file records the hash
 of that data; a test fails when the data changed and the model was not rebuilt.
 """
