@@ -7,6 +7,11 @@ then a topic word: "her talk on …", "su artículo sobre …"), starting no mor
 the frame, in the same sentence; or before a ``tail`` frame, for languages that put the topic
 first ("… पर उनका लेख", "关于…的演讲"). Only the categories listed in the file are exempted:
 private data, task and action requests are refused wherever they stand.
+
+For meta, two more rules (round 11): the bare term for a system prompt is a topic when a
+``generic`` qualifier stands beside it ("protecting the system prompt of a chatbot") and the
+text has no ``block`` word (``generic``); and no frame at all exempts a meta match in a text
+with a ``deixis`` word, one that points at this assistant ("your", "here", "你的" …).
 """
 
 from __future__ import annotations
@@ -93,7 +98,8 @@ def generic(text: str, start: int, end: int) -> bool:
     if any(_leads_to(rx, text, start, end, GENERIC_BEFORE, True, max_chars=40) for rx in kinds["generic"]):
         return True
     after = text[end:]
-    return any((m := rx.match(after)) is not None and _CLAUSE.search(after[:m.end()]) is None for rx in kinds["generic_after"])
+    return any((m := rx.match(after)) is not None and _BREAK.search(after[:m.end()]) is None
+               and _CLAUSE.search(after[:m.end()]) is None for rx in kinds["generic_after"])
 
 
 def exempt(text: str, start: int, end: int, category: str) -> bool:
