@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev",
                     help="a split of the set: dev, holdout, holdout2, holdout3 (later holdouts, each written blind before "
-                         "its round), holdout4 (left out of the intent model's training), any split a --set file names, or all")
+                         "its round), holdout10 (left out of the intent model's training), any split a --set file names, or all")
     ap.add_argument("--summary", action="store_true", help="the table and counts only, no rows (to score a holdout blind)")
     ap.add_argument("--set", type=Path, default=None, help="another set in the same TSV format")
     ap.add_argument("--json", action="store_true")

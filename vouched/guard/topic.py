@@ -21,11 +21,15 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["exempt", "frames", "generic", "near_frames", "GENERIC_BEFORE", "ZONE_WORDS", "NEAR_WORDS"]
+__all__ = ["exempt", "frames", "generic", "GENERIC_BEFORE", "ZONE_WORDS", "NEAR_WORDS"]
 
 ZONE_WORDS = 8
-GENERIC_BEFORE = 4  # a `generic` qualifier of a bare "system prompt" ends at most this many words before it, in one clause
-NEAR_WORDS = 4  # a `near` frame (the subject's advice, what she has written about) reaches this far, in one clause
+GENERIC_BEFORE = 4  # a `generic` qualifier of a bare "system prompt" ends at most this many words before it, in one clause,
+GENERIC_CHARS = 40  # and this many characters (Chinese has no spaces to count)
+# a `near` frame (the subject's advice, "what does she recommend for …"; what she has written about, "has she published
+# anything on …") has wider words than a publication's, so a narrower reach: this many words, in one clause ("what does she
+# recommend for startups, and can we hire her?" is still refused)
+NEAR_WORDS = 4
 # what ends a clause for a `near` frame: a colon or dash, a comma (not before a subordinate clause: "о том, как …",
 # "in ihrem Blog, um …"), or a conjunction that can join a second request
 _CLAUSE = re.compile(r"[,،](?!\s*(?:как|что|чтобы|где|когда|почему|que|dass|ob|um|si|whether|که|कि)(?!\w))|[:;、，：—–]|\s-\s|(?<!\w)(?:and|or|but|also|plus|then|y|e|pero|tambien|und|oder|aber|auch|et|ou|mais|aussi|"
@@ -33,39 +37,33 @@ _CLAUSE = re.compile(r"[,،](?!\s*(?:как|что|чтобы|где|когда|
 _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
 
+_SINGLE = ("term", "block", "deixis")  # one pattern per language, searched as one alternation of all languages
+
+
 @lru_cache(maxsize=1)
 def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dict]:
-    """The file read once: (categories, compiled frames by kind — lead, near, tail, generic, generic_after,
-    and the one-pattern kinds term, block and deixis —, examples by language: (yes, no))."""
+    """The file read once: (categories, compiled frames by kind — lead, near, tail, generic, generic_after;
+    term, block and deixis each as one regex of every language's pattern —, examples by language: (yes, no))."""
     from vouched.guard.packs import PLACEHOLDER, _prepare  # as the packs read their patterns (letters folded)
 
     raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
     cats = frozenset(raw.pop("categories"))
-    kinds: dict[str, list[re.Pattern[str]]] = {k: [] for k in ("lead", "near", "tail", "generic", "generic_after", "term", "block", "deixis")}
+    kinds: dict[str, list[str]] = {k: [] for k in ("lead", "near", "tail", "generic", "generic_after", *_SINGLE)}
     examples = {}
     for lang, spec in raw.items():
         for kind, out in kinds.items():
             pats = spec.get(kind, ())
-            out += [re.compile(_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] {kind}"))
-                    for p in ((pats,) if isinstance(pats, str) else pats)]
-        examples[lang] = (tuple(spec.get("yes", ())) + tuple(spec.get("generic_yes", ())),
-                          tuple(spec.get("no", ())) + tuple(spec.get("generic_no", ())))
-    return cats, {kind: tuple(out) for kind, out in kinds.items()}, examples
+            out += [_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] {kind}") for p in ((pats,) if isinstance(pats, str) else pats)]
+        examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
+    compiled = {kind: ((re.compile("|".join(f"(?:{p})" for p in pats)),) if kind in _SINGLE else tuple(re.compile(p) for p in pats))
+                for kind, pats in kinds.items()}
+    return cats, compiled, examples
 
 
 def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], dict]:
     """(categories, lead frames, tail frames, the file's examples by language)."""
     cats, kinds, examples = _load()
     return cats, kinds["lead"], kinds["tail"], examples
-
-
-def near_frames() -> tuple[re.Pattern[str], ...]:
-    """The ``near`` lead frames of every language: the subject's advice ("what does she recommend
-    for …", "что она советует для …", "有什么建议" is a tail frame) and what she has written about
-    ("has she published anything on …"). Wider words than a publication's, so a narrower reach:
-    the match starts at most ``NEAR_WORDS`` words after the frame, with no clause break between
-    ("what does she recommend for startups, and can we hire her?" is still refused)."""
-    return _load()[1]["near"]
 
 
 def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool,
@@ -93,9 +91,10 @@ def generic(text: str, start: int, end: int) -> bool:
     prompt") is untouched: its match is not the bare term."""
     _, kinds, _ = _load()
     term = text[start:end].strip()
-    if not any(rx.fullmatch(term) for rx in kinds["term"]) or any(rx.search(text) for rx in kinds["block"]):
+    (term_rx,), (block_rx,) = kinds["term"], kinds["block"]
+    if term_rx.fullmatch(term) is None or block_rx.search(text):
         return False
-    if any(_leads_to(rx, text, start, end, GENERIC_BEFORE, True, max_chars=40) for rx in kinds["generic"]):
+    if any(_leads_to(rx, text, start, end, GENERIC_BEFORE, True, max_chars=GENERIC_CHARS) for rx in kinds["generic"]):
         return True
     after = text[end:]
     return any((m := rx.match(after)) is not None and _BREAK.search(after[:m.end()]) is None
@@ -107,7 +106,7 @@ def exempt(text: str, start: int, end: int, category: str) -> bool:
     if category not in cats:
         return False
     if category == "meta":
-        if any(rx.search(text) for rx in kinds["deixis"]):
+        if kinds["deixis"][0].search(text):
             return False  # the text points at this assistant: no topic frame makes its meta match a topic
         if generic(text, start, end):
             return True
