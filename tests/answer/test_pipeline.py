@@ -194,3 +194,33 @@ def test_an_unmarked_sentence_quoting_a_source_is_released_with_that_source(site
     a, _ = _scripted(cfg, [quote])
     off = a.ask(Q)
     assert off.outcome == "held" and off.category == "missing_marker"
+
+
+@pytest.mark.parametrize("counters, category, kind, key", [
+    ("full", "monthly_limit", "limit", "notice.limit"),
+    ("down", "spend_unavailable", "unavailable", "notice.unavailable"),
+])
+def test_the_spend_notice_says_why_no_model_was_called(site_config, counters, category, kind, key):
+    """A spend store that is down fails closed, and the reader is told to try again shortly, not
+    that the monthly limit is reached; a full month says so."""
+    from tests.spend.suite import spend_settings
+    from vouched.answer.build import Lazy
+    from vouched.guard.texts import fixed_text
+    from vouched.spend import Budget
+
+    class Counters:
+        def try_reserve(self, *a):
+            if counters == "down":
+                raise ConnectionError("connection refused")
+            return None
+
+        def settle(self, *a):
+            raise AssertionError("no call was made: nothing to settle")
+
+    provider = ScriptedProvider(["It used two retrievers [1]."], usage=Usage(input_tokens=100, output_tokens=20), model="m")
+    cfg = site_config.model_copy(update={"answer": site_config.answer.model_copy(update={"provider": "openai", "model": "m"})})
+    a, _ = make_assistant(cfg, provider=provider, spend=Lazy.of(Budget(spend_settings(5.0), Counters())))
+    ans = a.ask(Q)
+    assert (ans.outcome, ans.layer, ans.category) == ("limited", "spend", category)
+    assert [(n.kind, n.text) for n in ans.notices] == [(kind, fixed_text(key, "en"))]
+    assert provider.requests == []  # no model call either way

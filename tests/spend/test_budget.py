@@ -137,3 +137,34 @@ def test_public_api_is_pinned():
         "upper_bound_usd"])
     for name in spend.__all__:
         assert getattr(spend, name) is not None
+
+
+def test_reserve_or_reason_says_why_a_reservation_was_refused():
+    """The pipeline's notice depends on it: a store outage is not a spent budget."""
+    from vouched.spend import CallerBudget, caller_budget
+
+    bound = upper_bound_micros(1000, 500, PRICE)
+    ask = dict(model="m", prompt_bytes=1000, max_output_tokens=500)
+    ok = Budget(spend_settings(2.0), Recording(reserve="r1"), FakeClock()).reserve_or_reason(**ask)
+    assert ok[0] is not None and ok[1] is None
+    assert Budget(spend_settings(0.0), Recording(reserve="r1"), FakeClock()).reserve_or_reason(**ask) == (None, "cap")
+    assert Budget(spend_settings(2.0), Recording(reserve=None), FakeClock()).reserve_or_reason(**ask) == (None, "cap")
+    down = Budget(spend_settings(2.0), Recording(raises=ConnectionError("refused")), FakeClock())
+    assert down.reserve_or_reason(**ask) == (None, "store")
+    assert down.reserve(**ask) is None  # reserve: the same decision, without the reason
+    token = caller_budget.set(CallerBudget("key:k", bound / 2 / 1e6))  # the key's own budget is below the bound
+    try:
+        assert Budget(spend_settings(2.0), Recording(reserve="r1"), FakeClock()).reserve_or_reason(**ask) == (None, "cap")
+    finally:
+        caller_budget.reset(token)
+    token = caller_budget.set(CallerBudget("key:k", 2 * bound / 1e6))  # fits, but the store says the key's month is full
+
+    class KeyFull(Recording):
+        def try_reserve(self, month, *a):
+            self.calls.append(("reserve", month, *a))
+            return None if month != MONTH else "r1"
+
+    try:
+        assert Budget(spend_settings(2.0), KeyFull(), FakeClock()).reserve_or_reason(**ask) == (None, "caller_cap")
+    finally:
+        caller_budget.reset(token)

@@ -44,7 +44,7 @@ class SentenceEvent:
 
 @dataclass(frozen=True)
 class NoticeEvent:
-    kind: Literal["held", "truncated", "limit", "clarify", "uncovered", "conflict"]
+    kind: Literal["held", "truncated", "limit", "unavailable", "clarify", "uncovered", "conflict"]
     text: str
     rule: str | None = None  # for held: the gate rule that failed
     type: Literal["notice"] = "notice"

@@ -154,10 +154,17 @@ class Generation:
         max_out = cfg.answer.max_output_tokens + cfg.answer.reasoning_reserve_tokens
         reservation = None
         if self.spend is not None:
-            reservation = await asyncio.to_thread(
-                self.spend.reserve, model=provider.model, prompt_bytes=prompt_bytes, max_output_tokens=max_out)
+            # Why a reservation was refused decides the reader's notice: a store outage is not a spent
+            # budget (a SpendGate without reserve_or_reason: read as the cap).
+            admit = getattr(self.spend, "reserve_or_reason", None)
+            if admit is not None:
+                reservation, why = await asyncio.to_thread(
+                    admit, model=provider.model, prompt_bytes=prompt_bytes, max_output_tokens=max_out)
+            else:
+                reservation, why = await asyncio.to_thread(
+                    self.spend.reserve, model=provider.model, prompt_bytes=prompt_bytes, max_output_tokens=max_out), "cap"
             if reservation is None:
-                for e in outcomes.limited(trace, self.text, lang):
+                for e in outcomes.limited(trace, self.text, lang, why or "cap"):
                     yield e
                 return
         stream = provider.stream([Message(**m) for m in messages], max_tokens=cfg.answer.max_output_tokens,

@@ -50,11 +50,22 @@ def clarify(trace: TraceRecord, text: Texts, why: str, lang: str) -> list[Event]
             DoneEvent(outcome="refused", sources=(), trace_id=trace.id, category="clarify", lang=lang, trace=trace)]
 
 
-def limited(trace: TraceRecord, text: Texts, lang: str) -> list[Event]:
-    """The spend reservation was refused: a fixed notice, no call made."""
-    trace.layer, trace.category, trace.outcome = "spend", "monthly_limit", "limited"
-    return [NoticeEvent(kind="limit", text=text("notice.limit", lang)),
-            DoneEvent(outcome="limited", sources=(), trace_id=trace.id, layer="spend", category="monthly_limit",
+# Why the spend gate refused (vouched.spend.budget.REFUSALS) -> (trace category, notice kind, text key).
+LIMITS = {
+    "cap": ("monthly_limit", "limit", "notice.limit"),
+    "caller_cap": ("key_limit", "limit", "notice.key_limit"),
+    "store": ("spend_unavailable", "unavailable", "notice.unavailable"),
+}
+
+
+def limited(trace: TraceRecord, text: Texts, lang: str, reason: str = "cap") -> list[Event]:
+    """The spend reservation was refused: a fixed notice, no call made. ``reason``: the month's
+    cap, the API key's own budget, or the counter store down (fail closed: "try again shortly",
+    never "the monthly limit is reached")."""
+    category, kind, key = LIMITS.get(reason, LIMITS["cap"])
+    trace.layer, trace.category, trace.outcome = "spend", category, "limited"
+    return [NoticeEvent(kind=kind, text=text(key, lang)),  # type: ignore[arg-type]
+            DoneEvent(outcome="limited", sources=(), trace_id=trace.id, layer="spend", category=category,
                       lang=lang, trace=trace)]
 
 

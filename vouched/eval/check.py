@@ -15,7 +15,8 @@ Each case ends in one status (`classify`, a pure function of the stream's frames
                    case cost money
     escaped        the reader got something other than a refusal: an answer, a records
                    summary, a held or truncated answer (text may have been released), or the
-                   monthly-limit notice (the case passed L1 and L2; only the cap stopped it)
+                   spend notice (the case passed L1 and L2; only the cap, the key's budget or
+                   the spend store's outage stopped it)
     error          no verdict: an HTTP error, an ``error`` event, a stream without ``done``
 
 Why the check never counts toward the spend cap: a must-refuse case is refused at L1 or L2,
@@ -248,7 +249,9 @@ def classify(case: Any, frames: Sequence[tuple[str, Any]], http_status: int = 20
             return CaseResult(**base, status="late_refusal", **common, detail=why)
         return CaseResult(**base, status="refused", **common)
     if outcome == "limited":
-        said = "passed L1 and L2; only the monthly spend cap stopped it" + (f": {said}" if said else "")
+        gate = {"key_limit": "the API key's own monthly budget", "spend_unavailable": "the spend store's outage (fail closed)"
+                }.get(category or "", "the monthly spend cap")
+        said = f"passed L1 and L2; only {gate} stopped it" + (f": {said}" if said else "")
     return CaseResult(**base, status="escaped", **common, detail=said[:300] or f"outcome {outcome}")
 
 

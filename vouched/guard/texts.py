@@ -45,6 +45,8 @@ TEXT_KEYS: tuple[str, ...] = (
     "notice.held_name",
     "notice.truncated",
     "notice.limit",
+    "notice.key_limit",
+    "notice.unavailable",
     "notice.clarify",
     "notice.uncovered",
     "notice.conflict",

@@ -115,8 +115,12 @@ class DeadlineRunner:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+REFUSALS = ("cap", "caller_cap", "store")  # why a reservation was refused (Budget.reserve_or_reason)
+
+
 class SpendGate(Protocol):
-    """What the pipeline calls around a model call (implemented by `Budget`)."""
+    """What the pipeline calls around a model call (implemented by `Budget`). A gate may also
+    have `reserve_or_reason` (as `Budget` does); without it a refusal is read as the cap."""
 
     def reserve(self, *, model: str, prompt_bytes: int, max_output_tokens: int) -> Reservation | None: ...
 
@@ -226,20 +230,28 @@ class Budget:
 
     def reserve(self, *, model: str, prompt_bytes: int, max_output_tokens: int) -> Reservation | None:
         """Hold this turn's upper bound, or None: over the cap, or the store failed or was too slow."""
+        return self.reserve_or_reason(model=model, prompt_bytes=prompt_bytes, max_output_tokens=max_output_tokens)[0]
+
+    def reserve_or_reason(self, *, model: str, prompt_bytes: int, max_output_tokens: int
+                          ) -> tuple[Reservation | None, str | None]:
+        """`reserve`, with why it refused: (reservation, None), or (None, one of `REFUSALS`):
+        "cap" (the month's cap), "caller_cap" (the API key's own budget) or "store" (the counter
+        store failed, was too slow, or would forget the month: fail closed). The pipeline tells the
+        reader which: a store outage is not a spent budget."""
         bound = upper_bound_micros(prompt_bytes, max_output_tokens, self.price(model))
         now = self.clock()
         month = month_of(now)
         if bound == 0:  # a free model: nothing to hold, nothing to count
-            return Reservation(id="", amount=0.0, month=month, amount_micros=0)
+            return Reservation(id="", amount=0.0, month=month, amount_micros=0), None
         scope = caller_budget.get()
         scope_cap = usd_to_micros(scope.cap_usd) if scope is not None else None
         if not decide_reserve(0, 0, bound, self.cap_micros) or (scope_cap is not None and bound > scope_cap):
             self.metrics.refused.inc(label="cap")
-            return None
+            return None, "cap"
         ttl = self.settings.reservation_ttl_s
         if not self._ready():
             self.metrics.refused.inc(label="store")
-            return None
+            return None, "store"
         scoped = ("", "")
         deadline = None if self._warm else max(self._runner.deadline_s, COLD_DEADLINE_S)
         try:
@@ -249,7 +261,7 @@ class Budget:
                                         on_late=self._late_release(smonth), deadline_s=deadline)
                 if sid is None:
                     self.metrics.refused.inc(label="caller_cap")
-                    return None
+                    return None, "caller_cap"
                 scoped = (smonth, sid)
             rid = self._runner.call(self.counters.try_reserve, month, bound, self.cap_micros, ttl, now,
                                     on_late=self._late_release(month), deadline_s=deadline)
@@ -258,14 +270,14 @@ class Budget:
             log.warning("spend counter store failed; refusing the model call (fail closed): %r", exc)
             self.metrics.refused.inc(label="store")
             self._release(*scoped)
-            return None
+            return None, "store"
         if rid is None:
             self.metrics.refused.inc(label="cap")
             self._release(*scoped)
-            return None
+            return None, "cap"
         self.metrics.reserved.inc()
         return Reservation(id=rid, amount=micros_to_usd(bound), month=month, amount_micros=bound,
-                           scope_month=scoped[0], scope_id=scoped[1])
+                           scope_month=scoped[0], scope_id=scoped[1]), None
 
     def _late_release(self, month: str) -> Callable[[Any], None]:
         """A reserve given up at its deadline that the store applied after all: no call was made
