@@ -31,8 +31,10 @@ GENERIC_CHARS = 40  # and this many characters (Chinese has no spaces to count)
 # recommend for startups, and can we hire her?" is still refused)
 NEAR_WORDS = 4
 # what ends a clause for a `near` frame: a colon or dash, a comma (not before a subordinate clause: "о том, как …",
-# "in ihrem Blog, um …"), or a conjunction that can join a second request
-_CLAUSE = re.compile(r"[,،](?!\s*(?:как|что|чтобы|где|когда|почему|que|dass|ob|um|si|whether|که|कि)(?!\w))|[:;、，：—–]|\s-\s|(?<!\w)(?:and|or|but|also|plus|then|y|e|pero|tambien|und|oder|aber|auch|et|ou|mais|aussi|"
+# "in ihrem Blog, um …"), or a conjunction that can join a second request (en/es/pt/fr "and/y/e/et/or/ou" not before
+# an infinitive or gerund: "how to interview and hire", "entrevistar e contratar" join two verbs of one topic)
+_CLAUSE = re.compile(r"[,،](?!\s*(?:как|что|чтобы|где|когда|почему|que|dass|ob|um|si|whether|که|कि)(?!\w))|[:;、，：—–]|\s-\s|(?<!\w)(?:and|or|y|e|et|ou)(?!\w)(?!\s+\w+(?:ar|er|ir|ing)\b)|"
+                     r"(?<!\w)(?:but|also|plus|then|pero|tambien|und|oder|aber|auch|mais|aussi|"
                      r"и|или|а|но|также|و|او|أو|لكن|ثم|یا|اما|ولی|همچنین|और|या|लेकिन|तथा)(?!\w)|和|并且|而且|还有|另外|顺便|以及")
 _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
@@ -74,7 +76,9 @@ def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, 
         if f.start() > start:
             break
         gap = text[f.end():start]
-        if (_BREAK.search(gap) is None and not (one_clause and _CLAUSE.search(gap)) and len(gap.split()) <= words
+        # the clause test reads on into the match, so "and" before "hiring" / "e" before "contratar" is seen joining two verbs
+        split = one_clause and any(c.start() < start for c in _CLAUSE.finditer(text, f.end(), end))
+        if (_BREAK.search(gap) is None and not split and len(gap.split()) <= words
                 and (max_chars is None or len(gap) <= max_chars)):
             return True
     return False
