@@ -149,7 +149,11 @@ class WireServer:
         finally:
             if not watch.done():
                 watch.cancel()
-            elif not watch.cancelled():
+                # A cancelled read is still the reader's waiter until the loop runs it; reading the
+                # next request before then raised "readuntil() called while another coroutine is
+                # already waiting for incoming data".
+                await asyncio.wait([watch])
+            if not watch.cancelled():
                 watch.exception()  # a reset is an expected way for a client to leave
 
     def _client_left(self, seen: Seen) -> bool:
