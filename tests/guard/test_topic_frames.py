@@ -41,6 +41,15 @@ def test_only_the_listed_categories_are_exempt():
     assert not exempt(text, start, start + 12, "task")
 
 
+@pytest.mark.parametrize("name", ["Mara Quint", "Mara", "Quint"])
+def test_a_frame_seen_with_the_name_holds_for_the_text_as_written(packs, name):
+    """The question is matched twice, with the subject as a placeholder and as written; only the
+    first sees "<name>'s article on …" as a frame, and the second must not refuse the same words."""
+    text = f"What does {name}'s article on pricing audits say about how consultants should set their fees?"
+    assert match_refusal(text, packs, subject_names=SUBJECT_NAMES) is None
+    assert match_refusal(f"I read {name}'s article. What are their fees?", packs, subject_names=SUBJECT_NAMES) is not None
+
+
 def test_a_sentence_break_or_distance_ends_the_topic():
     far = "her talk on security was long and then one two three four five six seven eight nine rates"
     assert not exempt(far, far.index("rates"), len(far), "fees")

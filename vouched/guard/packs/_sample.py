@@ -112,7 +112,7 @@ def _write(items, subject: bool) -> str:
         elif op is _c.BRANCH:
             branches = av[1]
             if _is_subject_branch(branches):
-                pick = next(b for b in branches if len(b) == 1 and chr(b[0][1]) == PLACEHOLDER) if subject else branches[0]
+                pick = next(b for b in branches if len(b) == 1 and b[0][0] is _c.LITERAL and chr(b[0][1]) == PLACEHOLDER) if subject else branches[0]
             else:  # prefer a branch that carries the subject, so the placeholder is exercised
                 pick = next((b for b in branches if _has_placeholder(b)), branches[0])
             out.append(_write(pick, subject))
