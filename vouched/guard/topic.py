@@ -36,10 +36,18 @@ NEAR_WORDS = 4
 _CLAUSE = re.compile(r"[,،](?!\s*(?:как|что|чтобы|где|когда|почему|que|dass|ob|um|si|whether|که|कि)(?!\w))|[:;、，：—–]|\s-\s|(?<!\w)(?:and|or|y|e|et|ou)(?!\w)(?!\s+\w+(?:ar|er|ir|ing)\b)|"
                      r"(?<!\w)(?:but|also|plus|then|pero|tambien|und|oder|aber|auch|mais|aussi|"
                      r"и|или|а|но|также|و|او|أو|لكن|ثم|یا|اما|ولی|همچنین|और|या|लेकिन|तथा)(?!\w)|和|并且|而且|还有|另外|顺便|以及")
+# what ends a clause for a `lead` frame (round 14): punctuation only — a comma (not before a subordinate clause, nor
+# the Russian "о том, …"), a colon, a semicolon or a dash — so "her article on pricing was great — what does she
+# charge?" and "I enjoyed her essay on consulting, so what are her rates?" are requests, while "fixed fees or hourly
+# rates" (a conjunction inside one topic) stays a topic. A frame that ends at its own comma ("In her case study about
+# X, …") has no comma in its gap.
+_LEAD_CLAUSE = re.compile(r"(?<!том)(?<!\sто)[,،](?!\s*(?:как|что|чтобы|где|когда|почему|ли|стоит\s+ли|que|dass|ob|um|si|whether|wie|warum|"
+                          r"comment|pourquoi|como|porque|если|که|कि)(?!\w))(?!\s*[¿]?\s*(?:cual|cuales|which|quel|quelle|quels|welche[nrs]?|qual|quais|какой|какую|какая|какие)(?!\w))|[:;、，：—–]|\s-\s")
+_PERSONAL = frozenset({"fees", "hiring", "availability"})  # categories whose frames a first/second person undoes
 _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
 
-_SINGLE = ("term", "block", "deixis")  # one pattern per language, searched as one alternation of all languages
+_SINGLE = ("term", "block", "deixis", "person")  # one pattern per language, searched as one alternation of all languages
 
 
 @lru_cache(maxsize=1)
@@ -68,8 +76,8 @@ def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Patt
     return cats, kinds["lead"], kinds["tail"], examples
 
 
-def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool,
-              max_chars: int | None = None) -> bool:
+def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool | re.Pattern[str],
+              max_chars: int | None = None, person: re.Pattern[str] | None = None) -> bool:
     """A frame of ``rx`` ends at most ``words`` words (and ``max_chars`` characters: Chinese has no
     spaces) before ``start``, in the same sentence (and clause)."""
     for f in rx.finditer(text, 0, end):
@@ -77,7 +85,12 @@ def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, 
             break
         gap = text[f.end():start]
         # the clause test reads on into the match, so "and" before "hiring" / "e" before "contratar" is seen joining two verbs
-        split = one_clause and any(c.start() < start for c in _CLAUSE.finditer(text, f.end(), end))
+        clause = one_clause if isinstance(one_clause, re.Pattern) else (_CLAUSE if one_clause else None)
+        split = clause is not None and any(c.start() < start for c in clause.finditer(text, f.end(), end))
+        if person is not None:  # to the end of the match's sentence: "… quanto ela cobraria da gente?"
+            stop = _BREAK.search(text, end)
+            if person.search(text, f.end(), stop.start() if stop else len(text)) is not None:
+                continue
         if (_BREAK.search(gap) is None and not split and len(gap.split()) <= words
                 and (max_chars is None or len(gap) <= max_chars)):
             return True
@@ -116,7 +129,13 @@ def exempt(text: str, start: int, end: int, category: str) -> bool:
             return True
     if any(_leads_to(rx, text, start, end, NEAR_WORDS, True) for rx in kinds["near"]):
         return True
-    if any(_leads_to(rx, text, start, end, ZONE_WORDS, False) for rx in kinds["lead"]):
+    # A publication frame is a topic only for the words that follow it; a first or second person
+    # between the frame and the end of the match ("in her article on audits, what would it cost
+    # us?", "what are your rates, according to her article?") makes the match a request again.
+    # Only for what the visitor would pay or engage: "what would you recommend" is second person by nature.
+    person = kinds["person"][0] if category in _PERSONAL else None
+    if any(_leads_to(rx, text, start, end, ZONE_WORDS, _LEAD_CLAUSE, person=person) for rx in kinds["lead"]):
         return True
     after = text[end:]
-    return any(rx.match(after) for rx in kinds["tail"])
+    return any((m := rx.match(after)) is not None and (person is None or person.search(text, start, end + m.end()) is None)
+               for rx in kinds["tail"])
