@@ -14,7 +14,11 @@ class TestSQLiteCounters(CountersSuite):
         made = []
 
         def make():
-            pair = (SQLiteSpendCounters(path), SQLiteRateCounters(path))
+            # 200 threads on four connections queue on one file's write lock; SQLite's busy handler is not
+            # fair, and on a loaded machine one connection waited past the 10 s default ("database is
+            # locked", a store refusal the cap test counts). The suite's store deadline is 30 s for the
+            # same reason (suite.spend_settings); the busy timeout matches it.
+            pair = (SQLiteSpendCounters(path, busy_timeout_s=30.0), SQLiteRateCounters(path, busy_timeout_s=30.0))
             made.extend(pair)
             return pair
 
