@@ -76,21 +76,21 @@ def frames() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Patt
     return cats, kinds["lead"], kinds["tail"], examples
 
 
-def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, one_clause: bool | re.Pattern[str],
+def _leads_to(rx: re.Pattern[str], text: str, start: int, end: int, words: int, clause: re.Pattern[str] | None,
               max_chars: int | None = None, person: re.Pattern[str] | None = None) -> bool:
     """A frame of ``rx`` ends at most ``words`` words (and ``max_chars`` characters: Chinese has no
-    spaces) before ``start``, in the same sentence (and clause)."""
+    spaces) before ``start``, in the same sentence (and, with ``clause``, the same clause); with
+    ``person``, no first or second person stands between the frame and the end of the sentence."""
+    stop = _BREAK.search(text, end)
+    sentence_end = stop.start() if stop else len(text)
     for f in rx.finditer(text, 0, end):
         if f.start() > start:
             break
         gap = text[f.end():start]
         # the clause test reads on into the match, so "and" before "hiring" / "e" before "contratar" is seen joining two verbs
-        clause = one_clause if isinstance(one_clause, re.Pattern) else (_CLAUSE if one_clause else None)
         split = clause is not None and any(c.start() < start for c in clause.finditer(text, f.end(), end))
-        if person is not None:  # to the end of the match's sentence: "… quanto ela cobraria da gente?"
-            stop = _BREAK.search(text, end)
-            if person.search(text, f.end(), stop.start() if stop else len(text)) is not None:
-                continue
+        if person is not None and person.search(text, f.end(), sentence_end) is not None:
+            continue  # to the end of the match's sentence: "… quanto ela cobraria da gente?"
         if (_BREAK.search(gap) is None and not split and len(gap.split()) <= words
                 and (max_chars is None or len(gap) <= max_chars)):
             return True
@@ -111,7 +111,7 @@ def generic(text: str, start: int, end: int) -> bool:
     (term_rx,), (block_rx,) = kinds["term"], kinds["block"]
     if term_rx.fullmatch(term) is None or block_rx.search(text):
         return False
-    if any(_leads_to(rx, text, start, end, GENERIC_BEFORE, True, max_chars=GENERIC_CHARS) for rx in kinds["generic"]):
+    if any(_leads_to(rx, text, start, end, GENERIC_BEFORE, _CLAUSE, max_chars=GENERIC_CHARS) for rx in kinds["generic"]):
         return True
     after = text[end:]
     return any((m := rx.match(after)) is not None and _BREAK.search(after[:m.end()]) is None
@@ -127,7 +127,7 @@ def exempt(text: str, start: int, end: int, category: str) -> bool:
             return False  # the text points at this assistant: no topic frame makes its meta match a topic
         if generic(text, start, end):
             return True
-    if any(_leads_to(rx, text, start, end, NEAR_WORDS, True) for rx in kinds["near"]):
+    if any(_leads_to(rx, text, start, end, NEAR_WORDS, _CLAUSE) for rx in kinds["near"]):
         return True
     # A publication frame is a topic only for the words that follow it; a first or second person
     # between the frame and the end of the match ("in her article on audits, what would it cost
