@@ -284,14 +284,36 @@ def scan_injection(text: str) -> list[InjectionHit]:
     """
     from vouched.guard.decode import decoded_forms
 
+    from vouched.guard.cues import cue_hits, unquoted_if_about_attacks
+
     clean, _ = strip_controls(text)
     hidden = smuggled_text(text)
     hits: dict[tuple[str, str], InjectionHit] = {}
-    for form in _forms(clean) + (_forms(hidden) if hidden else []):
+    forms = _forms(clean)
+    for form in forms:
         _scan_form(form, hits)
-    for encoding, decoded in decoded_forms(clean):
-        for form in _forms(decoded):
+    if hits:
+        # a page about attacks, or a story, quotes them: then the phrase packs read it without its quotations
+        readable = unquoted_if_about_attacks(clean, forms[0])
+        if readable is not clean:
+            hits = {}
+            for form in _forms(readable):
+                _scan_form(form, hits)
+    for form in _forms(hidden) if hidden else []:
+        _scan_form(form, hits)
+    decoded = decoded_forms(clean)
+    for encoding, plain in decoded:
+        for form in _forms(plain):
             _scan_form(form, hits, f"{encoding}:")
+    # what no phrase names: concepts that co-occur in a sentence (vouched.guard.cues)
+    seen = {h.category for h in hits.values()}
+    sources = [(clean, "", forms[0]), *([(hidden, "", None)] if hidden else []),
+               *((plain, f"{enc}:", None) for enc, plain in decoded)]
+    for source, via, form in sources:
+        for h in cue_hits(source, form):
+            if h.category not in seen:
+                seen.add(h.category)
+                hits[(f"{via}cue", h.category)] = InjectionHit(h.category, f"{via}cue", h.match, h.start)
     order = _compiled().order
     return sorted(hits.values(), key=lambda h: (order.get((h.lang.split(":")[-1], h.category), 0), h.lang))
 

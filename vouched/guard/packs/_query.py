@@ -132,6 +132,14 @@ def _run_node(strings: set[str], ws: bool, final: bool) -> Query:
 
 
 _WHOLE = re.compile(r"\w+")
+_LAST_WORDS: list = [None, ()]  # the last text whose words were read, and its words: the injection scan's cue gate reads the same form
+
+
+def words_of(text: str) -> list[str]:
+    """``\\w+`` runs of ``text``, remembered for the last text (the phrase prefilter and the cue gate share them)."""
+    if _LAST_WORDS[0] is not text:
+        _LAST_WORDS[0], _LAST_WORDS[1] = text, _WHOLE.findall(text)
+    return _LAST_WORDS[1]
 
 
 def _starts_nonword(op, av, after: bool) -> bool:
@@ -394,7 +402,7 @@ class QueryIndex:
     def present(self, text: str) -> set[str]:
         """The indexed literals found in ``text`` (with the indexed prefixes of each), but
         for the lazily tested ones."""
-        out = set(self.words.intersection(_WHOLE.findall(text)))
+        out = set(self.words.intersection(words_of(text)))
         finders = [self.initial_ascii] if self.initial_ascii is not None else []
         if not text.isascii() and not self.keys.isdisjoint(text):
             finders += self.other

@@ -1,0 +1,1 @@
+"""Cue lexicons of the injection scan (vouched.guard.cues), one TOML file per language."""
