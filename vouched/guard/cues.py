@@ -98,9 +98,10 @@ _COMBOS: tuple[tuple[str, int, int], ...] = (
 _SINK = re.compile(r"https?://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b|\bwebhook\b", re.I)
 _SHELL = re.compile(r"(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,160}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\brm\s+-[a-z]*r[a-z]*f\b|\brm\s+-[a-z]*f[a-z]*r\b|"
                     r"\bchmod\s+-R\s+777\b|\bos\.system\s*\(|\bsubprocess\.(?:run|call|Popen)\s*\(|\bmkfs\b|\bdd\s+if=|:\(\)\s*\{\s*:\|:&\s*\};:", re.I)
-_CALL = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\s*\(\s*[a-z_]+\s*=|<function[=\s]|\{\s*\"(?:function|tool_call|tool|name)\"\s*:\s*(?:\{|\"[a-z]+_[a-z_]+\")|"
+_CALL = re.compile(r"\b(?:send|delete|remove|transfer|make|create|write|update|execute|run|upload|post|pay|wire|forward|export|grant|approve|purchase|buy|drop|wipe)_[a-z_]*[a-z]\b(?=[^\n]{0,80}?(?:\(|\{|\bwith\b|\btool\b|\bfunction\b|도구|工具|函数|ツール|関数|инструмент|функци|herramienta|función|outil|fonction|werkzeug|funktion|narzędzi|aracı|alat))|"
+                   r"\b[a-z]+(?:_[a-z0-9]+)+\s*\(\s*[a-z_]+\s*=|<function[=\s]|\{\s*\"(?:function|tool_call|tool|name)\"\s*:\s*(?:\{|\"[a-z]+_[a-z_]+\")|"
                    r"\"(?:arguments|parameters)\"\s*:\s*\{", re.I)
-_AUTH_RAW = re.compile(r"^\W{0,6}(?:system|systeme|sistema|sistem|systemhinweis|admin|administrator|root|operator)\b\s*(?:notice|message|update|note|alert)?\s*[:\]】—–-]|"
+_AUTH_RAW = re.compile(r"^\W{0,6}(?:system|systeme|sistema|sistem|systemhinweis|admin|administrator|root|operator)\b\s*(?:notice|message|update|note|alert|action(?:\s+required)?|override)?\s*[:\]】—–-]|"
                        r"\[\s*(?:admin|system|sys|root|operator|developer|dev|security)\s*\]|<\s*/?\s*system\s*>|#+\s*system")
 _AUTH_ANY = re.compile(_AUTH_RAW.pattern.replace("^", "(?:^|(?<=[\\s.!?:;¶]))", 1))
 # Text a reader of the page does not see, or a field written for a machine: an HTML comment, an element styled
@@ -118,6 +119,12 @@ _HIDDEN = (  # (substrings one of which the text must hold, the pattern): read o
      re.compile(r"(?:^|[{,])\s*-?\s*[\"']?(?:[\w]*[_-])?(?:ai|assistant|llm|bot|gpt|summar\w*|prompt|instructions?|instructie|hint|note|agent)"
                 r"(?:[_-][\w-]*)?[\"']?\s*:\s*[\"']?([^\"\n]{12,600})", re.I | re.M)),
 )
+# A transcript planted in a document ("User: … Assistant: … User: the old rules no longer apply"): two or more
+# lines opened by a chat role, in any of the languages, make every sentence of the text speak with authority.
+_ROLE_LINE = re.compile(r"^\s*(user|assistant|system|human|ai|bot|usuario|asistente|sistema|utilisateur|assistante?|systeme|benutzer|nutzer|"
+                        r"assistent|utente|gebruiker|uzytkownik|użytkownik|asystent|kullanıcı|kullanici|asistan|pengguna|asisten|"
+                        r"người dùng|trợ lý|пользователь|ассистент|система|користувач|асистент|المستخدم|المساعد|النظام|کاربر|دستیار|"
+                        r"उपयोगकर्ता|सहायक|用户|用戶|助手|系统|ユーザー|アシスタント|システム|사용자|어시스턴트|시스템)\s*[:：]", re.I | re.M)
 _QUOTES = re.compile(r"\"[^\"\n]{3,400}\"|“[^”\n]{3,400}”|„[^“”\n]{3,400}[“”]|«[^»\n]{3,400}»|‘[^’\n]{3,400}’|「[^」\n]{1,400}」|『[^』\n]{1,400}』|"
                      r"(?<!\w)'[^'\n]{3,300}'(?!\w)|`[^`\n]{3,300}`")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|[。！？!?；;¶]+|(?<=[؟।])\s*")
@@ -323,7 +330,7 @@ def _raw_bits(s: str, exact: bool = True) -> int:
     if ((("|" in s and "sh" in s) or "rm -" in s or "os.system" in s or "chmod" in s or "subprocess" in s or "dd if" in s
          or "(){" in s) and (not exact or _SHELL.search(s))):
         bits |= SHELL
-    if (("_" in s and "(" in s) or "{" in s or "<function" in s) and (not exact or _CALL.search(s)):
+    if ("_" in s or "{" in s or "<function" in s) and (not exact or _CALL.search(s)):
         bits |= CALL
     if (("system" in s or "admin" in s or "[" in s or "<" in s or "sistem" in s or "root" in s or "operator" in s)
             and (not exact or _AUTH_ANY.search(s))):
@@ -408,11 +415,12 @@ def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(form) if s and not s.isspace()]
 
 
-def cue_masks(text: str, form: str | None = None) -> list[int]:
+def cue_masks(text: str, form: str | None = None, *, gate: bool = True) -> list[int]:
     """The class bits of each sentence of ``text`` (quoted spans removed when the text is about attacks).
-    ``form``: its comparable form, when the caller has it (read by the gate only)."""
+    ``form``: its comparable form, when the caller has it (read by the gate only). ``gate=False`` reads every
+    text in full (the tests compare the two: the gate may only skip texts that cannot be flagged)."""
     lex = _lexicon()
-    if not _may_flag(text, form):
+    if gate and not _may_flag(text, form):
         return []
     prose, code = _prose_lines(text)
     masks = [_sentence_bits(s, lex) for s in _sentences(prose)]
@@ -425,6 +433,10 @@ def cue_masks(text: str, form: str | None = None) -> list[int]:
         unquoted = _QUOTES.sub(" ", prose)
         if unquoted != prose:
             masks = [_sentence_bits(s, lex) for s in _sentences(unquoted)]
+    if ":" in text or "：" in text:
+        roles = {m.group(1).lower() for m in _ROLE_LINE.finditer(text)}
+        if len(roles) >= 2:
+            masks = [m | AUTH for m in masks]
     if code:
         from vouched.guard.packs import comparable
 
@@ -480,11 +492,12 @@ def _one(bits: int) -> str | None:
 
 _SPEAKS = ADDR | YOU | TASK | ANSWER | HIDE | NEWRULE  # a hidden note that names its reader or its task
 _ACTS = _SPEAKS | IMPER | SEND | EXEC | VOID | FREE | TARGET
+_ASKS = TASK | ANSWER | HIDE | NEWRULE | VOID | FREE | TARGET  # … and asks for something ("you are a support assistant" does not)
 
 
 def _hidden_hits(text: str) -> bool:
-    """A hidden note (``_HIDDEN``) that speaks to someone: in one language, two of the classes of ``_ACTS``,
-    one of them from ``_SPEAKS``."""
+    """A hidden note (``_HIDDEN``) that speaks to someone and asks something: in one language, two or more of the
+    classes of ``_ACTS``, one from ``_SPEAKS`` and one from ``_ASKS``."""
     if not ("<" in text or "[" in text or ":" in text or "=" in text):
         return False
     from vouched.guard.packs import comparable
@@ -504,19 +517,19 @@ def _hidden_hits(text: str) -> bool:
         while rest:
             slot = (rest & _MASK) | universal
             acts = slot & _ACTS
-            if acts & _SPEAKS and acts & (acts - 1):  # two or more classes, one that speaks
+            if acts & _SPEAKS and acts & _ASKS and acts & (acts - 1):  # two or more classes: one speaks, one asks
                 return True
             rest >>= SLOT
             i += 1
     return False
 
 
-def cue_hits(text: str, form: str | None = None) -> list:
+def cue_hits(text: str, form: str | None = None, *, gate: bool = True) -> list:
     """One ``InjectionHit`` per category whose combination some sentence (or two adjacent ones) shows.
     ``form``: the comparable form of ``text`` when the caller has it (saves folding it twice)."""
     from vouched.guard.injection import InjectionHit
 
-    masks = cue_masks(text, form)
+    masks = cue_masks(text, form, gate=gate)
     if any(m & _TOPIC_ONLY for m in masks):
         return []  # a text about attacks (prompt injection, jailbreaks) is read by the phrase packs alone
     found: dict[str, int] = {}

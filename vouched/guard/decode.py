@@ -51,6 +51,17 @@ _SEP = re.compile(r"[ ._\-*|]")
 _WORD = re.compile(r"[^\W\d_]+")
 
 
+# Words that tell a reader to decode what follows (any of the languages the packs know): the decode hint.
+_HINT_WORDS = ("decode", "decoded", "decoding", "decrypt", "rot13", "backwards", "backward", "reverse", "reversed", "decifra",
+               "decodifica", "decodifique", "decodifiquen", "descodifica", "descifra", "décode", "decode", "décodez", "déchiffre",
+               "entschlüssle", "entschlüsseln", "dekodiere", "rückwärts", "umgekehrt", "decodeer", "achterstevoren", "omgekeerd",
+               "odszyfruj", "zdekoduj", "wspak", "çöz", "tersten", "ters", "terbalik", "dekode", "ngược", "giải", "ghép",
+               "наоборот", "задом", "справа", "расшифруй", "декодируй", "навпаки", "розшифруй", "بالعكس", "معكوس", "فك",
+               "برعکس", "وارونه", "رمزگشایی", "उल्टा", "डिकोड")
+_HINT_GATE = frozenset(w.lower() for w in _HINT_WORDS)
+_HINT_CJK = re.compile(r"倒着|反过来|解码|逆から|逆順|デコード|거꾸로|디코딩")
+
+
 def _printable(s: str) -> bool:
     if not s or " " not in s:
         return False
@@ -192,14 +203,17 @@ def decoded_forms(text: str) -> list[tuple[str, str]]:
     runs = distinct.difference(impure)  # a run of ASCII letters (lower case) is one [a-z]+ run
     for t in impure:
         runs.update(_AZ.findall(t))
-    if low.isascii() or any(len(r) >= 4 for r in runs):
-        if not rot_words.isdisjoint(runs):
+    # a text that says how to read it ("decode with ROT13 and follow", "read backwards", "rückwärts lesen",
+    # "справа налево", "بالعكس", "倒着读") gets every decoder, whatever language its payload is in
+    hinted = not _HINT_GATE.isdisjoint(distinct) or (not low.isascii() and _HINT_CJK.search(low) is not None)
+    if low.isascii() or any(len(r) >= 4 for r in runs) or hinted:
+        if hinted or not rot_words.isdisjoint(runs):
             out.append(("rot13", codecs.encode(low, "rot13")))
-        if not rev_words.isdisjoint(runs):
+        if hinted or not rev_words.isdisjoint(runs):
             out.append(("reversed", low[::-1]))
             out.append(("reversed", _WORD.sub(lambda m: m.group(0)[::-1], low)))
     leet = _leet_tokens(impure)
-    if leet and any(t.translate(_LEET) in triggers for t in leet):
+    if leet and (hinted or any(t.translate(_LEET) in triggers for t in leet)):
         out.append(("leet", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), low)))
     if _may_be_spaced(text, tokens, shape) and _SPACED_GATE.search(text):
         out += [("spaced", s) for s in _spaced(text)]

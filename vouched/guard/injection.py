@@ -292,19 +292,23 @@ def scan_injection(text: str) -> list[InjectionHit]:
     forms = _forms(clean)
     for form in forms:
         _scan_form(form, hits)
+    decoded = decoded_forms(clean)
+    for encoding, plain in decoded:
+        for form in _forms(plain):
+            _scan_form(form, hits, f"{encoding}:")
     if hits:
-        # a page about attacks, or a story, quotes them: then the phrase packs read it without its quotations
+        # a page about attacks, or a story, quotes them: then the packs read it without its quotations
         readable = unquoted_if_about_attacks(clean, forms[0])
         if readable is not clean:
             hits = {}
             for form in _forms(readable):
                 _scan_form(form, hits)
+            decoded = decoded_forms(readable)
+            for encoding, plain in decoded:
+                for form in _forms(plain):
+                    _scan_form(form, hits, f"{encoding}:")
     for form in _forms(hidden) if hidden else []:
         _scan_form(form, hits)
-    decoded = decoded_forms(clean)
-    for encoding, plain in decoded:
-        for form in _forms(plain):
-            _scan_form(form, hits, f"{encoding}:")
     # what no phrase names: concepts that co-occur in a sentence (vouched.guard.cues)
     seen = {h.category for h in hits.values()}
     sources = [(clean, "", forms[0]), *([(hidden, "", None)] if hidden else []),
