@@ -59,6 +59,7 @@ def _every(bits: int, n: int = _MAX_LANGS) -> int:
 _VERBS_ALL = _every(_VERBS)
 _TOPIC_ALL = _every(TOPIC | STORY)
 _TOPIC_ONLY = _every(TOPIC)
+_LEADS = _every(ADDR | AUTH | HIDE | TASK | YOU | IMPER)
 _NEG_ALL = _every(NEG)
 _PLEASE_ALL = _every(PLEASE)
 _ONES = _every(1)
@@ -126,9 +127,10 @@ _ROLE_LINE = re.compile(r"^\s*(user|assistant|system|human|ai|bot|usuario|asiste
                         r"người dùng|trợ lý|пользователь|ассистент|система|користувач|асистент|المستخدم|المساعد|النظام|کاربر|دستیار|"
                         r"उपयोगकर्ता|सहायक|用户|用戶|助手|系统|ユーザー|アシスタント|システム|사용자|어시스턴트|시스템)\s*[:：]", re.I | re.M)
 _QUOTES = re.compile(r"\"[^\"\n]{3,400}\"|“[^”\n]{3,400}”|„[^“”\n]{3,400}[“”]|«[^»\n]{3,400}»|‘[^’\n]{3,400}’|「[^」\n]{1,400}」|『[^』\n]{1,400}』|"
-                     r"(?<!\w)'[^'\n]{3,300}'(?!\w)|`[^`\n]{3,300}`")
+                     r"(?<![A-Za-z0-9])'[^'\n]{3,300}'(?![A-Za-z0-9])|`[^`\n]{3,300}`")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|[。！？!?；;¶]+|(?<=[؟।])\s*")
 _STARTS = re.compile(r"(?:^|[.!?]\s+|[。！？!?；;\n]+|[؟।])[^\w\n]*(\w+)")  # each sentence's and line's first word
+_CJK_NEG = re.compile(r"不要|不得|请勿|切勿|勿|禁止|别|ないで|しないで|てはいけ|禁止|하지\s?마|마시고|마세요|말고|않")
 _TOKEN = re.compile(r"\w+")  # an identifier (system_prompt, override_defaults) is one word, not prose
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]")
 _MAX_WORDS = 6  # the longest phrase entry, in words
@@ -183,7 +185,7 @@ def _lexicon() -> _Lexicon:
                 entry = entry.rstrip("*").strip()
                 weak = cls in _PHRASES_ONLY
                 if _CJK.search(entry):
-                    if weak and len(entry) <= 2:
+                    if weak and len(entry) <= 3:  # 重要, 管理员, 관리자: single words, not headers
                         continue
                     subs[entry] = subs.get(entry, 0) | bit
                     continue
@@ -371,8 +373,12 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
             b |= _every(IMPER, len(lex.langs))
         bits |= b
     if lex.subs is not None and not s.isascii() and _CJK.search(s):
+        sub = 0
         for m in lex.subs.finditer(s):
-            bits |= lex.sub_bits[m.group(0)]
+            sub |= lex.sub_bits[m.group(0)]
+        if _CJK_NEG.search(s):
+            sub &= ~(_every(SEND | EXEC, len(lex.langs)))  # 请勿泄露, 공개하지 마시고: a negated send is advice, not a request
+        bits |= sub
     return bits
 
 
@@ -495,6 +501,15 @@ _ACTS = _SPEAKS | IMPER | SEND | EXEC | VOID | FREE | TARGET
 _ASKS = TASK | ANSWER | HIDE | NEWRULE | VOID | FREE | TARGET  # … and asks for something ("you are a support assistant" does not)
 
 
+# A metadata field named for an AI reader ("ai_note:", "ai_instructions:", "note_for_assistant", "summary_hint") is a
+# note to the model by its name: any request in it counts (a field named only "prompt" or "system_prompt" is a
+# configuration, read as any other hidden note).
+_AI_FIELD = re.compile(r"(?:^|[{,])\s*-?\s*[\"']?((?:[\w-]*?(?:ai|assistant|llm|bot|gpt|summar\w*?|agent|model)[_-]?(?:[\w-]*?[_-])?"
+                       r"(?:note|notes|hint|instructions?|instructie|istruzioni|message|memo|remark|guidance|directive)s?)|"
+                       r"(?:(?:note|hint|instructions?|message|memo)[_-](?:for|to|para|pour|fur|voor|per)?[_-]?(?:the[_-])?"
+                       r"(?:ai|assistant|llm|bot|gpt|summari[sz]er|agent|model)))[\"']?\s*:\s*[\"']?([^\"\n]{12,600})", re.I | re.M)
+
+
 def _hidden_hits(text: str) -> bool:
     """A hidden note (``_HIDDEN``) that speaks to someone and asks something: in one language, two or more of the
     classes of ``_ACTS``, one from ``_SPEAKS`` and one from ``_ASKS``."""
@@ -503,6 +518,13 @@ def _hidden_hits(text: str) -> bool:
     from vouched.guard.packs import comparable
 
     lex = _lexicon()
+    fields = [m.group(2) for m in _AI_FIELD.finditer(text)] if ":" in text else []
+    for note in fields:
+        bits = 0
+        for sentence in _sentences(note):
+            bits |= _sentence_bits(sentence, lex)
+        if bits & _every(_ACTS, len(lex.langs)) and not bits & _every(TOPIC, len(lex.langs)):
+            return True
     notes = [m.groups()[-1] for gate, rx in _HIDDEN if any(g in text for g in gate) for m in rx.finditer(text)]
     for note in notes:
         if not note or len(note) < 8:
@@ -536,7 +558,11 @@ def cue_hits(text: str, form: str | None = None, *, gate: bool = True) -> list:
     if _hidden_hits(text):
         found["addressing"] = -1
     for i, m in enumerate(masks):
-        for window in (m, m | masks[i + 1] if i + 1 < len(masks) else 0):
+        # two sentences are read together only when the first names its reader or speaks with authority ("Note to
+        # the AI:" / "Assistant!" / "SYSTEM NOTICE.") — two sentences of a policy ("the new rules replace the old.
+        # Send questions to …") are not one request
+        pair = i + 1 < len(masks) and m & _LEADS
+        for window in (m, m | masks[i + 1] if pair else 0):
             # a sentence that names attacks (an article) or tells a story is read by the phrase packs alone
             cat = _category(window) if window and not window & _TOPIC_ALL else None
             if cat is not None and cat not in found:
