@@ -162,6 +162,11 @@ class Pipeline:
         """L1 by meaning (guard.intent) for a question the patterns let through, or None."""
         if q.followup == "ordinal":
             return None  # an ordinal follow-up ("and the third one?") points into the previous answer
+        from vouched.guard.topic import attributed
+
+        if attributed(q.matching[-1]):
+            trace.warnings.append("L1 by meaning skipped: the question is attributed to a publication")
+            return None
         (match,) = await self._by_meaning(trace, q, [q.text])
         return match
 

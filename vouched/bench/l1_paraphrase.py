@@ -143,7 +143,11 @@ def _semantic(rows: Sequence[Row], hits: Sequence, names: Sequence[str], packs, 
         embedder = E5Embedder()
     if embedder.model_id != model.model_id:
         raise SystemExit(f"the intent model was trained on {model.model_id}, not {embedder.model_id}")
-    todo = [i for i, h in enumerate(hits) if h is None]
+    from vouched.guard.packs import subject_texts
+    from vouched.guard.topic import attributed
+
+    # as production reads it (answer.pipeline): a question attributed to a publication is not read by meaning
+    todo = [i for i, h in enumerate(hits) if h is None and not attributed(subject_texts(rows[i].text, names)[-1])]
     about = [may_be_about_subject(mentions_subject(rows[i].text, names, "she", packs=packs),
                                   question_anchors(rows[i].text, rows[i].lang if rows[i].lang in LANGS else "en", exempt_names=names))
              for i in todo]

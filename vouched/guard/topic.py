@@ -21,7 +21,9 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["exempt", "frames", "generic", "GENERIC_BEFORE", "ZONE_WORDS", "NEAR_WORDS"]
+from vouched.guard.packs._text import PLACEHOLDER
+
+__all__ = ["attributed", "exempt", "frames", "generic", "GENERIC_BEFORE", "ZONE_WORDS", "NEAR_WORDS"]
 
 ZONE_WORDS = 8
 GENERIC_BEFORE = 4  # a `generic` qualifier of a bare "system prompt" ends at most this many words before it, in one clause,
@@ -47,7 +49,7 @@ _PERSONAL = frozenset({"fees", "hiring", "availability"})  # categories whose fr
 _BREAK = re.compile(r"[.?!;。？！；؟؛।]")
 
 
-_SINGLE = ("term", "block", "deixis", "person")  # one pattern per language, searched as one alternation of all languages
+_SINGLE = ("term", "block", "deixis", "person", "subject")  # one pattern per language, searched as one alternation of all languages
 
 
 @lru_cache(maxsize=1)
@@ -58,7 +60,7 @@ def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dic
 
     raw = tomllib.loads(resources.files("vouched.guard.packs").joinpath("topic.toml").read_text("utf-8"))
     cats = frozenset(raw.pop("categories"))
-    kinds: dict[str, list[str]] = {k: [] for k in ("lead", "near", "tail", "generic", "generic_after", *_SINGLE)}
+    kinds: dict[str, list[str]] = {k: [] for k in ("lead", "near", "tail", "generic", "generic_after", "cite", *_SINGLE)}
     examples = {}
     for lang, spec in raw.items():
         for kind, out in kinds.items():
@@ -67,6 +69,8 @@ def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dic
         examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
     compiled = {kind: ((re.compile("|".join(f"(?:{p})" for p in pats)),) if kind in _SINGLE else tuple(re.compile(p) for p in pats))
                 for kind, pats in kinds.items()}
+    # a citation may also follow what it attributes: "… in five years, according to her keynote"
+    compiled["cite_tail"] = tuple(re.compile(r"^[\s,]*(?:[^\s.?!;,،。？！]+\s+){0,6}?[\s,]*(?:" + p + ")") for p in kinds["cite"])
     return cats, compiled, examples
 
 
@@ -137,5 +141,51 @@ def exempt(text: str, start: int, end: int, category: str) -> bool:
     if any(_leads_to(rx, text, start, end, ZONE_WORDS, _LEAD_CLAUSE, person=person) for rx in kinds["lead"]):
         return True
     after = text[end:]
-    return any((m := rx.match(after)) is not None and (person is None or person.search(text, start, end + m.end()) is None)
-               for rx in kinds["tail"])
+    if any((m := rx.match(after)) is not None and (person is None or person.search(text, start, end + m.end()) is None)
+           for rx in kinds["tail"]):
+        return True
+    return _cited(text, start, end, person, kinds)
+
+
+def _cited(text: str, start: int, end: int, person: re.Pattern[str] | None, kinds: dict) -> bool:
+    """Round 15: a match attributed to her publication ("according to her article, when should a company hire an
+    outside consultant?", "según su charla, ¿cómo será el mercado dentro de cinco años?", "… через пять лет, судя по её
+    докладу") is its content. A citation frame reaches across its own comma (a lead frame does not), within
+    ``ZONE_WORDS`` words of the same sentence, or follows the match within six words. It is undone by the subject
+    inside the match ("according to her article, what does she charge?" asks her price, not the article's) and, for
+    what the visitor would pay or engage, by a first or second person in the sentence, as lead frames are."""
+    (subject,) = kinds["subject"]
+    matched = text[start:end]
+    if PLACEHOLDER in matched or subject.search(matched):
+        return False
+    stop = _BREAK.search(text, end)
+    sentence_end = stop.start() if stop else len(text)
+    if person is not None and person.search(text, 0, sentence_end) is not None:
+        sentence_start = max((b.end() for b in _BREAK.finditer(text, 0, start)), default=0)
+        if person.search(text, sentence_start, sentence_end) is not None:
+            return False
+    for rx in kinds["cite"]:
+        for f in rx.finditer(text, 0, end):
+            if f.start() > start:
+                break
+            gap = re.sub(r"^\s*[,،:]?\s*[¿¡]?", "", text[f.end():start])  # the frame's own comma
+            if _BREAK.search(gap) is None and _LEAD_CLAUSE.search(gap) is None and len(gap.split()) <= ZONE_WORDS:
+                return True
+    after = text[end:sentence_end + 1]
+    return any(rx.match(after) is not None for rx in kinds["cite_tail"])
+
+
+def attributed(text: str) -> bool:
+    """Round 15: the whole question is attributed to a publication ("according to her keynote, what will the market
+    look like in five years?", "Каким будет рынок через пять лет, судя по её докладу?"): a citation frame, and
+    outside it neither the subject (placeholder or pronoun) nor a first or second person. L1 by meaning does not
+    read such a question (its classifier has no frames: it saw "in five years" and "market" and said speculation);
+    the patterns still do, and L2 answers only from the sources."""
+    _, kinds, _ = _load()
+    (subject,), (person,) = kinds["subject"], kinds["person"]
+    for rx in kinds["cite"]:
+        for f in rx.finditer(text):
+            rest = text[:f.start()] + " " + text[f.end():]
+            if PLACEHOLDER not in rest and subject.search(rest) is None and person.search(rest) is None:
+                return True
+    return False
