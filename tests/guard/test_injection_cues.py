@@ -142,3 +142,18 @@ def test_category_reads_each_language_slot():
     other = cues._lexicon().langs.index("es") + 1
     split = (cues.VOID << (cues.SLOT * en)) | ((cues.INSTR | cues.IMPER) << (cues.SLOT * other))
     assert cues._category(split) is None
+
+
+def test_the_shipped_example_sites_have_no_flagged_paragraph():
+    # the portfolio and runbook examples are ordinary documents: a project page about an assistant, YAML records
+    # with summary fields, runbooks with psql calls and superseded policies. Quarantining any of them loses evidence.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    flagged = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in {".md", ".html", ".yaml", ".txt"} and path.name != "QUESTIONS.md":
+            for para in (p for p in path.read_text("utf-8").split("\n\n") if p.strip()):
+                if scan_injection(para):
+                    flagged.append((path.relative_to(root).as_posix(), para[:80]))
+    assert flagged == []

@@ -110,3 +110,32 @@ def test_deixis_blocks_every_frame_for_meta():
     assert exempt(plain, plain.rindex("system prompt"), len(plain), "meta")  # the publication frame, as before
     fees = "her talk on consulting rates here"
     assert exempt(fees, fees.index("rates"), fees.index("rates") + 5, "fees")
+
+
+# -- round 15: a question attributed to a publication is not read by meaning --------------------------
+ATTRIBUTED = [
+    "According to her keynote, what will the consulting market look like in five years?",
+    "Каким будет рынок консалтинга через пять лет, судя по её докладу?",
+    "Según su charla, ¿cuándo vale la pena contratar a un consultor externo?",
+]
+NOT_ATTRIBUTED = [
+    "According to her article, what does she charge?",  # the subject outside the frame
+    "According to her blog, can we hire her in May?",  # a first person
+    "What will the consulting market look like in five years?",  # no citation at all
+]
+
+
+@pytest.mark.parametrize("text", ATTRIBUTED)
+def test_a_question_attributed_to_a_publication(text):
+    from vouched.guard.packs import subject_texts
+    from vouched.guard.topic import attributed
+
+    assert attributed(subject_texts(text, SUBJECT_NAMES)[-1]), text
+
+
+@pytest.mark.parametrize("text", NOT_ATTRIBUTED)
+def test_a_question_not_attributed(text):
+    from vouched.guard.packs import subject_texts
+    from vouched.guard.topic import attributed
+
+    assert not attributed(subject_texts(text, SUBJECT_NAMES)[-1]), text
