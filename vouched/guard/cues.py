@@ -260,22 +260,27 @@ def _loose_bits(t: str) -> int:
     return b
 
 
-_LAST_BAG: list = [None, 0]
+_LAST_BAG: tuple = (None, 0)  # (form, bits), rebound as one tuple (threads never pair one form with another's bits)
 
 
 def _bag(form: str) -> int:
     """The classes of ``form`` read as one bag of words (phrases whose words all occur, CJK substrings), every
     language's slot; remembered for the last form (the gate and the quotation test read the same one)."""
-    if _LAST_BAG[0] is form:
-        return _LAST_BAG[1]
+    global _LAST_BAG
+    last = _LAST_BAG
+    if last[0] is form:
+        return last[1]
     from vouched.guard.packs._query import words_of
 
     lex = _lexicon()
     words = words_of(form)
     present = set(words)
-    for t in present.difference(_LOOSE):
+    # membership tests only: another thread may be adding to these (a set operation would iterate them)
+    loose = _LOOSE
+    for t in [t for t in present if t not in loose]:
         _loose_bits(t)
-    bits = reduce(or_, map(_LOOSE.__getitem__, _NONZERO.intersection(present)), 0)
+    nonzero = _NONZERO
+    bits = reduce(or_, [loose.get(t, 0) for t in present if t in nonzero], 0)
     keys = lex.keys.intersection(present)
     if keys:
         phrases = lex.phrases
@@ -286,7 +291,7 @@ def _bag(form: str) -> int:
     if lex.subs is not None and not form.isascii() and _CJK.search(form):
         for m in lex.subs.finditer(form):
             bits |= lex.sub_bits[m.group(0)]
-    _LAST_BAG[0], _LAST_BAG[1] = form, bits
+    _LAST_BAG = (form, bits)
     return bits
 
 

@@ -132,14 +132,19 @@ def _run_node(strings: set[str], ws: bool, final: bool) -> Query:
 
 
 _WHOLE = re.compile(r"\w+")
-_LAST_WORDS: list = [None, ()]  # the last text whose words were read, and its words: the injection scan's cue gate reads the same form
+_LAST_WORDS: tuple = (None, [])  # (the last text whose words were read, its words): the injection scan's cue gate reads the same form
 
 
 def words_of(text: str) -> list[str]:
-    """``\\w+`` runs of ``text``, remembered for the last text (the phrase prefilter and the cue gate share them)."""
-    if _LAST_WORDS[0] is not text:
-        _LAST_WORDS[0], _LAST_WORDS[1] = text, _WHOLE.findall(text)
-    return _LAST_WORDS[1]
+    """``\\w+`` runs of ``text``, remembered for the last text (the phrase prefilter and the cue gate share them).
+    One tuple is rebound at a time, so a thread never pairs one text with another's words."""
+    global _LAST_WORDS
+    last = _LAST_WORDS
+    if last[0] is text:
+        return last[1]
+    words = _WHOLE.findall(text)
+    _LAST_WORDS = (text, words)
+    return words
 
 
 def _starts_nonword(op, av, after: bool) -> bool:
