@@ -29,6 +29,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache, reduce
+from itertools import repeat
 from operator import or_
 from importlib import resources
 
@@ -275,12 +276,11 @@ def _bag(form: str) -> int:
     lex = _lexicon()
     words = words_of(form)
     present = set(words)
-    # membership tests only: another thread may be adding to these (a set operation would iterate them)
-    loose = _LOOSE
-    for t in [t for t in present if t not in loose]:
+    # each set operation is one C call that holds the GIL (str hashing and equality call no Python code), so a
+    # thread adding to the memo cannot change it mid-iteration
+    for t in present.difference(_LOOSE):
         _loose_bits(t)
-    nonzero = _NONZERO
-    bits = reduce(or_, [loose.get(t, 0) for t in present if t in nonzero], 0)
+    bits = reduce(or_, map(_LOOSE.get, _NONZERO.intersection(present), repeat(0)), 0)
     keys = lex.keys.intersection(present)
     if keys:
         phrases = lex.phrases
