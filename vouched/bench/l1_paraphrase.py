@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev",
                     help="a split of the set: dev, holdout, holdout2, holdout3 (later holdouts, each written blind before "
-                         "its round), holdout13 (left out of the intent model's training), train11 to train14 (training "
+                         "its round), holdout13 and holdout14 (left out of the intent model's training), train11 to train14 (training "
                          "data), any split a --set file names, or all")
     ap.add_argument("--summary", action="store_true", help="the table and counts only, no rows (to score a holdout blind)")
     ap.add_argument("--set", type=Path, default=None, help="another set in the same TSV format")

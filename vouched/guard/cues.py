@@ -33,7 +33,7 @@ from itertools import repeat
 from operator import or_
 from importlib import resources
 
-__all__ = ["CLASSES", "cue_hits", "cue_masks", "lexicon_files", "quoted_spans", "unquoted_if_about_attacks"]
+__all__ = ["CLASSES", "cue_hits", "cue_masks", "lexicon_files", "unquoted_if_about_attacks"]
 
 CLASSES = ("addr", "you", "instr", "void", "free", "hide", "target", "send", "answer", "task", "exec", "auth",
            "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please")
@@ -49,10 +49,10 @@ _MASK = (1 << SLOT) - 1
 _MAX_LANGS = 40
 
 
-def _every(bits: int, n: int = _MAX_LANGS) -> int:
-    """``bits`` in every slot."""
+def _every(bits: int) -> int:
+    """``bits`` in every slot (the universal one and ``_MAX_LANGS`` languages')."""
     out = 0
-    for i in range(n + 1):
+    for i in range(_MAX_LANGS + 1):
         out |= bits << (SLOT * i)
     return out
 
@@ -64,13 +64,14 @@ _LEADS = _every(ADDR | AUTH | HIDE | TASK | YOU | IMPER)
 _NEG_ALL = _every(NEG)
 _PLEASE_ALL = _every(PLEASE)
 _ONES = _every(1)
+_IMPER_ALL = _every(IMPER)
 _IMPER_VERBS = _every(SEND | EXEC)
 _SHIFTS = tuple(c.bit_length() - 1 for c in (SEND, EXEC))  # a cancelling word is as often a participle ("superseded")
 _IMPER_AT = IMPER.bit_length() - 1
 
 
 def _imper(b: int) -> int:
-    """IMPER in each language slot of ``b`` that holds a verb (SEND, EXEC or VOID)."""
+    """IMPER in each language slot of ``b`` that holds a verb that sends or executes."""
     slots = 0
     for k in _SHIFTS:
         slots |= b >> k
@@ -102,8 +103,9 @@ _COMBOS: tuple[tuple[str, int, int], ...] = (
 _SINK = re.compile(r"https?://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b|\bwebhook\b", re.I)
 _SHELL = re.compile(r"(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,160}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\brm\s+-[a-z]*r[a-z]*f\b|\brm\s+-[a-z]*f[a-z]*r\b|"
                     r"\bchmod\s+-R\s+777\b|\bos\.system\s*\(|\bsubprocess\.(?:run|call|Popen)\s*\(|\bmkfs\b|\bdd\s+if=|:\(\)\s*\{\s*:\|:&\s*\};:", re.I)
-_CALL = re.compile(r"\b(?:send|delete|remove|transfer|make|create|write|update|execute|run|upload|post|pay|wire|forward|export|grant|approve|purchase|buy|drop|wipe)_[a-z_]*[a-z]\b(?=[^\n]{0,80}?(?:\(|\{|\bwith\b|\btool\b|\bfunction\b|도구|工具|函数|ツール|関数|инструмент|функци|herramienta|función|outil|fonction|werkzeug|funktion|narzędzi|aracı|alat))|"
-                   r"\b(?:send|delete|remove|transfer|make|create|write|update|execute|run|upload|post|pay|wire|forward|export|grant|approve|purchase|buy|drop|wipe)_[a-z0-9_]+\s*\(\s*[a-z_]+\s*=|<function[=\s]|\{\s*\"(?:function|tool_call|tool|name)\"\s*:\s*(?:\{|\"[a-z]+_[a-z_]+\")|"
+_TOOL_VERBS = "send|delete|remove|transfer|make|create|write|update|execute|run|upload|post|pay|wire|forward|export|grant|approve|purchase|buy|drop|wipe"
+_CALL = re.compile(r"\b(?:" + _TOOL_VERBS + r")_[a-z_]*[a-z]\b(?=[^\n]{0,80}?(?:\(|\{|\bwith\b|\btool\b|\bfunction\b|도구|工具|函数|ツール|関数|инструмент|функци|herramienta|función|outil|fonction|werkzeug|funktion|narzędzi|aracı|alat))|"
+                   r"\b(?:" + _TOOL_VERBS + r")_[a-z0-9_]+\s*\(\s*[a-z_]+\s*=|<function[=\s]|\{\s*\"(?:function|tool_call|tool|name)\"\s*:\s*(?:\{|\"[a-z]+_[a-z_]+\")|"
                    r"\"(?:arguments|parameters)\"\s*:\s*\{", re.I)
 _AUTH_RAW = re.compile(r"^\W{0,6}(?:system|systeme|sistema|sistem|systemhinweis|admin|administrator|root|operator)\b\s*(?:notice|message|update|note|alert|action(?:\s+required)?|override)?\s*[:\]】—–-]|"
                        r"\[\s*(?:admin|system|sys|root|operator|developer|dev|security)\s*\]|<\s*/?\s*system\s*>|#+\s*system")
@@ -130,10 +132,9 @@ _QUOTES = re.compile(r"\"[^\"\n]{3,400}\"|“[^”\n]{3,400}”|„[^“”\n]{3
                      r"(?<![A-Za-z0-9])'[^'\n]{3,300}'(?![A-Za-z0-9])|`[^`\n]{3,300}`")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|[。！？!?；;¶]+|(?<=[؟।])\s*")
 _STARTS = re.compile(r"(?:^|[.!?]\s+|[。！？!?；;\n]+|[؟।])[^\w\n]*(\w+)")  # each sentence's and line's first word
-_CJK_NEG = re.compile(r"不要|不得|请勿|切勿|勿|禁止|别|ないで|しないで|てはいけ|禁止|하지\s?마|마시고|마세요|말고|않")
+_CJK_NEG = re.compile(r"不要|不得|请勿|切勿|勿|禁止|别|ないで|しないで|てはいけ|하지\s?마|마시고|마세요|말고|않")
 _TOKEN = re.compile(r"\w+")  # an identifier (system_prompt, override_defaults) is one word, not prose
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]")
-_MAX_WORDS = 6  # the longest phrase entry, in words
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,8 @@ def _lexicon() -> _Lexicon:
             shift = 0  # common.toml: the universal slot, read with every language
         else:
             langs.append(lang)
+            if len(langs) > _MAX_LANGS:
+                raise ValueError(f"injection_cues: more than {_MAX_LANGS} lexicons; raise _MAX_LANGS")
             shift = SLOT * len(langs)
         for cls, entries in data.items():
             if cls not in _BIT or not isinstance(entries, list):
@@ -209,13 +212,8 @@ def _lexicon() -> _Lexicon:
     sub_rx = re.compile("|".join(re.escape(s) for s in sorted(subs, key=len, reverse=True))) if subs else None
     return _Lexicon(words, stems, tuple(sorted({len(s) for s in stems})),
                     {k: tuple(v) for k, v in phrases.items()}, sub_rx, subs, frozenset(phrases),
-                    frozenset(w for w, b in words.items() if b & _every(TOPIC | STORY, len(langs))), tuple(langs),
+                    frozenset(w for w, b in words.items() if b & _TOPIC_ALL), tuple(langs),
                     frozenset(st[:4] for st in stems), lead)
-
-
-def quoted_spans(text: str) -> list[tuple[int, int]]:
-    """Where ``text`` quotes something (straight, curly, guillemet, low-high, corner quotes, backticks)."""
-    return [m.span() for m in _QUOTES.finditer(text)]
 
 
 # classes whose single words are too common to count ("important", "required", "admin", 重要): only their phrases are
@@ -254,7 +252,7 @@ def _loose_bits(t: str) -> int:
         lex = _lexicon()
         b = _word_bits(t, lex)
         if b & _PLEASE_ALL:
-            b |= _every(IMPER, len(lex.langs))  # (a verb's own imperative is read from sentence starts: _may_flag)
+            b |= _IMPER_ALL  # (a verb's own imperative is read from sentence starts: _may_flag)
         _LOOSE[t] = b
         if b:
             _NONZERO.add(t)
@@ -287,7 +285,7 @@ def _bag(form: str) -> int:
         for t in keys:
             for ws, _, stem, pb in phrases[t]:
                 if pb & ~bits and all(w in present for w in (ws[:-1] if stem else ws)):
-                    bits |= pb | (_every(IMPER, len(lex.langs)) if pb & _PLEASE_ALL else 0)
+                    bits |= pb | (_IMPER_ALL if pb & _PLEASE_ALL else 0)
     if lex.subs is not None and not form.isascii() and _CJK.search(form):
         for m in lex.subs.finditer(form):
             bits |= lex.sub_bits[m.group(0)]
@@ -306,9 +304,8 @@ def _may_flag(text: str, form: str | None = None) -> bool:
     if _category(bits) is not None:
         return True
     lex = _lexicon()
-    imper_all = _every(IMPER, len(lex.langs))
     raw = _raw_bits(form, exact=False)
-    if _category(bits | raw | (imper_all if bits & _VERBS_ALL else 0)) is None:
+    if _category(bits | raw | (_IMPER_ALL if bits & _VERBS_ALL else 0)) is None:
         return False  # not even with every imperative and language-free cue: nothing more to read
     if bits & _VERBS_ALL:
         # a verb makes an imperative only where it opens a sentence or a line: read those first words
@@ -323,13 +320,13 @@ def _may_flag(text: str, form: str | None = None) -> bool:
     return _category(bits | _raw_bits(form)) is not None
 
 
-_RAW = SINK | SHELL | CALL | AUTH
 _COMBO_BITS = tuple((cat, tuple(i for i in range(SLOT) if need >> i & 1), tuple(i for i in range(SLOT) if any_of >> i & 1))
                     for cat, need, any_of in _COMBOS)
 
 
-def _raw_bits(s: str, exact: bool = True) -> int:
-    """The language-free cues of ``s``; with ``exact=False`` only the cheap substring gates (a superset)."""
+def _raw_bits(s: str, exact: bool = True, auth: re.Pattern[str] = _AUTH_ANY) -> int:
+    """The language-free cues of ``s``; with ``exact=False`` only the cheap substring gates (a superset). ``auth``:
+    where a role header may stand (anywhere in a text; at the start of a sentence, ``_AUTH_RAW``)."""
     bits = 0
     if ("http" in s or "@" in s or "www." in s or "webhook" in s) and (not exact or _SINK.search(s)):
         bits |= SINK
@@ -339,16 +336,14 @@ def _raw_bits(s: str, exact: bool = True) -> int:
     if ("_" in s or "{" in s or "<function" in s) and (not exact or _CALL.search(s)):
         bits |= CALL
     if (("system" in s or "admin" in s or "[" in s or "<" in s or "sistem" in s or "root" in s or "operator" in s)
-            and (not exact or _AUTH_ANY.search(s))):
+            and (not exact or auth.search(s))):
         bits |= AUTH
     return bits
 
 
 def _sentence_bits(s: str, lex: _Lexicon) -> int:
     """The classes of one sentence ``s`` (comparable form)."""
-    bits = _raw_bits(s) & ~AUTH
-    if ("system" in s or "admin" in s or "[" in s or "<" in s or "sistem" in s or "root" in s or "operator" in s) and _AUTH_RAW.search(s):
-        bits |= AUTH
+    bits = _raw_bits(s, auth=_AUTH_RAW)
     toks = _TOKEN.findall(s)
     phrases = lex.phrases
     neg_at = -9
@@ -366,7 +361,7 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
         if b & _NEG_ALL:
             neg_at = i
             if verbs_at and i - verbs_at[-1] <= 2 and not any(i - v > 2 for v in verbs_at):
-                bits &= ~(_VERBS_ALL | _every(IMPER, len(lex.langs)))  # the only verbs so far were just negated
+                bits &= ~(_VERBS_ALL | _IMPER_ALL)  # the only verbs so far were just negated
         elif b & _VERBS_ALL and i - neg_at <= 3:
             b &= ~_VERBS_ALL  # "must not paste", "do not share": a verb after a negation is not a request
         if b & _VERBS_ALL:
@@ -374,14 +369,14 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
         if b & _IMPER_VERBS and (i == 0 or i == 1 and bits & _PLEASE_ALL):
             b |= _imper(b)  # a sentence that opens with one of these verbs (after "please") is an imperative, in that language
         if b & _PLEASE_ALL:
-            b |= _every(IMPER, len(lex.langs))
+            b |= _IMPER_ALL
         bits |= b
     if lex.subs is not None and not s.isascii() and _CJK.search(s):
         sub = 0
         for m in lex.subs.finditer(s):
             sub |= lex.sub_bits[m.group(0)]
         if _CJK_NEG.search(s):
-            sub &= ~(_every(SEND | EXEC, len(lex.langs)))  # 请勿泄露, 공개하지 마시고: a negated send is advice, not a request
+            sub &= ~_IMPER_VERBS  # 请勿泄露, 공개하지 마시고: a negated send is advice, not a request
         bits |= sub
     return bits
 
@@ -437,8 +432,7 @@ def cue_masks(text: str, form: str | None = None, *, gate: bool = True) -> list[
     if code and code.count("\n") >= prose.count("\n"):
         # mostly code: its comments ("// override defaults", "# ignore empty inputs") are notes to a programmer, whose
         # verbs open sentences without being requests to a reader
-        no_imper = ~_every(IMPER, len(lex.langs))
-        masks = [m & no_imper for m in masks]
+        masks = [m & ~_IMPER_ALL for m in masks]
     if any(m & _TOPIC_ALL for m in masks):
         unquoted = _QUOTES.sub(" ", prose)
         if unquoted != prose:
@@ -493,16 +487,10 @@ def _category(bits: int) -> str | None:
     return None
 
 
-def _one(bits: int) -> str | None:
-    for cat, need, any_of in _COMBOS:
-        if bits & need == need and (any_of == 0 or bits & any_of):
-            return cat
-    return None
-
-
 _SPEAKS = ADDR | YOU | TASK | ANSWER | HIDE | NEWRULE  # a hidden note that names its reader or its task
 _ACTS = _SPEAKS | IMPER | SEND | EXEC | VOID | FREE | TARGET
 _ASKS = TASK | ANSWER | HIDE | NEWRULE | VOID | FREE | TARGET  # … and asks for something ("you are a support assistant" does not)
+_ACTS_ALL = _every(_ACTS)
 
 
 # A metadata field named for an AI reader ("ai_note:", "ai_instructions:", "note_for_assistant", "summary_hint") is a
@@ -519,15 +507,13 @@ def _hidden_hits(text: str) -> bool:
     classes of ``_ACTS``, one from ``_SPEAKS`` and one from ``_ASKS``."""
     if not ("<" in text or "[" in text or ":" in text or "=" in text):
         return False
-    from vouched.guard.packs import comparable
-
     lex = _lexicon()
     fields = [m.group(2) for m in _AI_FIELD.finditer(text)] if ":" in text else []
     for note in fields:
         bits = 0
         for sentence in _sentences(note):
             bits |= _sentence_bits(sentence, lex)
-        if bits & _every(_ACTS, len(lex.langs)) and not bits & _every(TOPIC, len(lex.langs)):
+        if bits & _ACTS_ALL and not bits & _TOPIC_ONLY:
             return True
     notes = [m.groups()[-1] for gate, rx in _HIDDEN if any(g in text for g in gate) for m in rx.finditer(text)]
     for note in notes:
@@ -536,17 +522,15 @@ def _hidden_hits(text: str) -> bool:
         bits = 0
         for sentence in _sentences(note):
             bits |= _sentence_bits(sentence, lex)
-        if bits & _every(TOPIC, len(lex.langs)):
+        if bits & _TOPIC_ONLY:
             continue
         universal = bits & _MASK
-        rest, i = bits >> SLOT, 1
+        rest = bits >> SLOT
         while rest:
-            slot = (rest & _MASK) | universal
-            acts = slot & _ACTS
+            acts = ((rest & _MASK) | universal) & _ACTS
             if acts & _SPEAKS and acts & _ASKS and acts & (acts - 1):  # two or more classes: one speaks, one asks
                 return True
             rest >>= SLOT
-            i += 1
     return False
 
 

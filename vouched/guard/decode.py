@@ -53,7 +53,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 # Words that tell a reader to decode what follows (any of the languages the packs know): the decode hint.
 _HINT_WORDS = ("decode", "decoded", "decoding", "decrypt", "rot13", "backwards", "backward", "reverse", "reversed", "decifra",
-               "decodifica", "decodifique", "decodifiquen", "descodifica", "descifra", "décode", "decode", "décodez", "déchiffre",
+               "decodifica", "decodifique", "decodifiquen", "descodifica", "descifra", "décode", "décodez", "déchiffre",
                "entschlüssle", "entschlüsseln", "dekodiere", "rückwärts", "umgekehrt", "decodeer", "achterstevoren", "omgekeerd",
                "odszyfruj", "zdekoduj", "wspak", "çöz", "tersten", "ters", "terbalik", "dekode", "ngược", "giải", "ghép",
                "наоборот", "задом", "справа", "расшифруй", "декодируй", "навпаки", "розшифруй", "بالعكس", "معكوس", "فك",

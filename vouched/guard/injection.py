@@ -273,6 +273,21 @@ def _scan_form(form: str, hits: dict[tuple[str, str], InjectionHit], via: str = 
             hits[(lang, rule.category)] = InjectionHit(rule.category, lang, m.group(0), m.start())
 
 
+def _scan_phrases(text: str, forms: list[str]) -> tuple[dict[tuple[str, str], InjectionHit], list[tuple[str, str]]]:
+    """The phrase packs over ``forms`` (the forms of ``text``) and over every encoded run of ``text``: (hits, the
+    decoded runs)."""
+    from vouched.guard.decode import decoded_forms
+
+    hits: dict[tuple[str, str], InjectionHit] = {}
+    for form in forms:
+        _scan_form(form, hits)
+    decoded = decoded_forms(text)
+    for encoding, plain in decoded:
+        for form in _forms(plain):
+            _scan_form(form, hits, f"{encoding}:")
+    return hits, decoded
+
+
 def scan_injection(text: str) -> list[InjectionHit]:
     """Instruction-like phrases in ``text``, one hit per (pack, category), in pack order.
 
@@ -282,31 +297,17 @@ def scan_injection(text: str) -> list[InjectionHit]:
     ROT13, leetspeak, spaced or reversed letters): those hits carry the encoding in their
     ``lang`` ("base64:en").
     """
-    from vouched.guard.decode import decoded_forms
-
     from vouched.guard.cues import cue_hits, unquoted_if_about_attacks
 
     clean, _ = strip_controls(text)
     hidden = smuggled_text(text)
-    hits: dict[tuple[str, str], InjectionHit] = {}
     forms = _forms(clean)
-    for form in forms:
-        _scan_form(form, hits)
-    decoded = decoded_forms(clean)
-    for encoding, plain in decoded:
-        for form in _forms(plain):
-            _scan_form(form, hits, f"{encoding}:")
+    hits, decoded = _scan_phrases(clean, forms)
     if hits:
         # a page about attacks, or a story, quotes them: then the packs read it without its quotations
         readable = unquoted_if_about_attacks(clean, forms[0])
         if readable is not clean:
-            hits = {}
-            for form in _forms(readable):
-                _scan_form(form, hits)
-            decoded = decoded_forms(readable)
-            for encoding, plain in decoded:
-                for form in _forms(plain):
-                    _scan_form(form, hits, f"{encoding}:")
+            hits, decoded = _scan_phrases(readable, _forms(readable))
     for form in _forms(hidden) if hidden else []:
         _scan_form(form, hits)
     # what no phrase names: concepts that co-occur in a sentence (vouched.guard.cues)

@@ -147,6 +147,9 @@ def exempt(text: str, start: int, end: int, category: str) -> bool:
     return _cited(text, start, end, person, kinds)
 
 
+_OWN_COMMA = re.compile(r"^\s*[,،:]?\s*[¿¡]?")  # a citation's own comma (and a Spanish opening mark after it)
+
+
 def _cited(text: str, start: int, end: int, person: re.Pattern[str] | None, kinds: dict) -> bool:
     """Round 15: a match attributed to her publication ("according to her article, when should a company hire an
     outside consultant?", "según su charla, ¿cómo será el mercado dentro de cinco años?", "… через пять лет, судя по её
@@ -160,7 +163,7 @@ def _cited(text: str, start: int, end: int, person: re.Pattern[str] | None, kind
         return False
     stop = _BREAK.search(text, end)
     sentence_end = stop.start() if stop else len(text)
-    if person is not None and person.search(text, 0, sentence_end) is not None:
+    if person is not None:
         sentence_start = max((b.end() for b in _BREAK.finditer(text, 0, start)), default=0)
         if person.search(text, sentence_start, sentence_end) is not None:
             return False
@@ -168,7 +171,7 @@ def _cited(text: str, start: int, end: int, person: re.Pattern[str] | None, kind
         for f in rx.finditer(text, 0, end):
             if f.start() > start:
                 break
-            gap = re.sub(r"^\s*[,،:]?\s*[¿¡]?", "", text[f.end():start])  # the frame's own comma
+            gap = _OWN_COMMA.sub("", text[f.end():start])
             if _BREAK.search(gap) is None and _LEAD_CLAUSE.search(gap) is None and len(gap.split()) <= ZONE_WORDS:
                 return True
     after = text[end:sentence_end + 1]
