@@ -36,10 +36,10 @@ from importlib import resources
 __all__ = ["CLASSES", "cue_hits", "cue_masks", "lexicon_files", "unquoted_if_about_attacks"]
 
 CLASSES = ("addr", "you", "instr", "void", "free", "hide", "target", "send", "answer", "task", "exec", "auth",
-           "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please")
+           "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please", "data")
 _BIT = {c: 1 << i for i, c in enumerate(CLASSES)}
 (ADDR, YOU, INSTR, VOID, FREE, HIDE, TARGET, SEND, ANSWER, TASK, EXEC, AUTH, NEWRULE, TOPIC, SINK, SHELL, CALL, IMPER,
- STORY, NEG, PLEASE) = (_BIT[c] for c in CLASSES)
+ STORY, NEG, PLEASE, DATA) = (_BIT[c] for c in CLASSES)
 _VERBS = SEND | EXEC | VOID  # what a negation just before cancels ("must not paste", "не переопределяйте")
 # Each language's classes sit in a slot of their own in one integer (slot 0: the language-free cues and common.toml),
 # and a combination must come from ONE language (with the universal slot): a Polish "was" (you) and a Dutch
@@ -89,6 +89,10 @@ _COMBOS: tuple[tuple[str, int, int], ...] = (
     ("exfiltrate", TARGET | SEND, ADDR | AUTH | IMPER | ANSWER | HIDE | TASK),  # print your system prompt
     ("exfiltrate", TARGET | SINK, HIDE | AUTH | ADDR),                # … the chat history to https://… without telling
     ("exfiltrate", HIDE | SEND, SINK | TARGET),
+    # generic data (files, messages, the configuration, e-mails, documents: the nouns of every manual) is a target only
+    # where an AI is addressed, an authority speaks or the sending is hidden: "send the files to …" is a manual's step
+    ("exfiltrate", DATA | SEND, ADDR | AUTH | HIDE),
+    ("exfiltrate", DATA | SINK, ADDR | AUTH | HIDE),
     ("addressing", TASK | ANSWER, YOU | ADDR | IMPER | HIDE | NEWRULE),  # when you summarise this page, tell the user …
     ("addressing", TASK | HIDE, 0),
     ("addressing", ADDR | ANSWER, YOU | IMPER | HIDE | NEWRULE),       # assistant: whatever the user asks, say …
@@ -107,6 +111,10 @@ _TOOL_VERBS = "send|delete|remove|transfer|make|create|write|update|execute|run|
 _CALL = re.compile(r"\b(?:" + _TOOL_VERBS + r")_[a-z_]*[a-z]\b(?=[^\n]{0,80}?(?:\(|\{|\bwith\b|\btool\b|\bfunction\b|도구|工具|函数|ツール|関数|инструмент|функци|herramienta|función|outil|fonction|werkzeug|funktion|narzędzi|aracı|alat))|"
                    r"\b(?:" + _TOOL_VERBS + r")_[a-z0-9_]+\s*\(\s*[a-z_]+\s*=|<function[=\s]|\{\s*\"(?:function|tool_call|tool|name)\"\s*:\s*(?:\{|\"[a-z]+_[a-z_]+\")|"
                    r"\"(?:arguments|parameters)\"\s*:\s*\{", re.I)
+# A tool's definition rather than a call: a JSON schema of its parameters ("properties": {…}, "type": "object"), as
+# function-calling code samples and agent frameworks write them
+_SCHEMA = re.compile(r"[\"']?(?:properties|input_schema|inputSchema)[\"']?\s*:\s*\{|[\"']type[\"']\s*:\s*[\"']object[\"']|"
+                     r"\btype\s*:\s*[\"']?object\b|[\"']required[\"']\s*:\s*\[")
 _AUTH_RAW = re.compile(r"^\W{0,6}(?:system|systeme|sistema|sistem|systemhinweis|admin|administrator|root|operator)\b\s*(?:notice|message|update|note|alert|action(?:\s+required)?|override)?\s*[:\]】—–-]|"
                        r"\[\s*(?:admin|system|sys|root|operator|developer|dev|security)\s*\]|<\s*/?\s*system\s*>|#+\s*system")
 _AUTH_ANY = re.compile(_AUTH_RAW.pattern.replace("^", "(?:^|(?<=[\\s.!?:;¶]))", 1))
@@ -377,6 +385,8 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
             sub |= lex.sub_bits[m.group(0)]
         if _CJK_NEG.search(s):
             sub &= ~_IMPER_VERBS  # 请勿泄露, 공개하지 마시고: a negated send is advice, not a request
+        elif sub & _PLEASE_ALL:
+            sub |= _IMPER_ALL  # 주세요, 请, ください make a request, as "please" does
         bits |= sub
     return bits
 
@@ -445,6 +455,8 @@ def cue_masks(text: str, form: str | None = None, *, gate: bool = True) -> list[
         from vouched.guard.packs import comparable
 
         raw = _raw_bits(comparable(code)) & (SHELL | CALL | SINK)
+        if raw & CALL and _SCHEMA.search(code):
+            raw &= ~CALL  # a tool's definition (its JSON schema) declares what an agent may call; it calls nothing
         if raw:  # the code's own cues join the prose around it (a call in a fence, its order in the line before)
             masks = [m | raw for m in masks] or [raw]
     return masks
@@ -488,8 +500,8 @@ def _category(bits: int) -> str | None:
 
 
 _SPEAKS = ADDR | YOU | TASK | ANSWER | HIDE | NEWRULE  # a hidden note that names its reader or its task
-_ACTS = _SPEAKS | IMPER | SEND | EXEC | VOID | FREE | TARGET
-_ASKS = TASK | ANSWER | HIDE | NEWRULE | VOID | FREE | TARGET  # … and asks for something ("you are a support assistant" does not)
+_ACTS = _SPEAKS | IMPER | SEND | EXEC | VOID | FREE | TARGET | DATA
+_ASKS = TASK | ANSWER | HIDE | NEWRULE | VOID | FREE | TARGET | DATA  # … and asks for something ("you are a support assistant" does not)
 _ACTS_ALL = _every(_ACTS)
 
 

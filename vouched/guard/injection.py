@@ -261,6 +261,29 @@ def _forms(text: str) -> list[str]:
     return forms
 
 
+# Where a phrase that reads as an order is not one (round 16). In es/it/pt/fr the imperative and the third person
+# share a form: with its subject just before it ("el guardián olvida sus órdenes", "il bibliotecario ignora i suoi
+# ordini", "que el asistente ignore sus instrucciones") the verb tells what someone does.
+_SUBJECT_BEFORE = {
+    "es": re.compile(r"(?:^|\s)(?:el|los|las|un|una|este|ese|aquel|esta|esa|su)\s+[^\W\d]+\s+$"),
+    "it": re.compile(r"(?:^|\s)(?:il|lo|gli|un|uno|una|questo|quel)\s+[^\W\d]+\s+$|(?:^|\s)l'[^\W\d]+\s+$"),
+    "pt": re.compile(r"(?:^|\s)(?:os|as|um|uma|este|esse|aquele|esta|essa)\s+[^\W\d]+\s+$"),
+    "fr": re.compile(r"(?:^|\s)(?:un|une|ce|cet|cette)\s+[^\W\d]+\s+$|(?:^|\s)l'[^\W\d]+\s+$"),
+}
+_LIST_ITEM = re.compile(r"(?:^|\s[-*•·]|[.!?;]|\s\d{1,2}[.)])\s*$")  # a list item's or a sentence's start (lines are joined)
+_LABEL_AFTER = re.compile(r"\s*[:：](?!\s*(?:on|enabled?|activ\w*|ativ\w*|attiv\w*|aktiv\w*|aan|ingeschakeld|true|yes|si|sim|oui|ja)\b)")
+
+
+def _ordered(rule: _Rule, form: str, m: re.Match[str]) -> bool:
+    """Whether match ``m`` of ``rule`` reads as what it seems, an order to the reader: not a verb with its subject
+    before it (``_SUBJECT_BEFORE``), nor a persona's name as the label of a settings list ("Developer mode: shows
+    token counts …"; "Developer mode: ON" stays an order)."""
+    if rule.category == "roleplay" and _LABEL_AFTER.match(form, m.end()) and _LIST_ITEM.search(form, 0, m.start()):
+        return False
+    before = _SUBJECT_BEFORE.get(rule.lang)
+    return before is None or rule.category != "override" or before.search(form, max(0, m.start() - 40), m.start()) is None
+
+
 def _scan_form(form: str, hits: dict[tuple[str, str], InjectionHit], via: str = "") -> None:
     comp = _compiled()
     for i in comp.index.candidates(form):
@@ -268,9 +291,10 @@ def _scan_form(form: str, hits: dict[tuple[str, str], InjectionHit], via: str = 
         lang = f"{via}{rule.lang}"
         if (lang, rule.category) in hits:
             continue
-        m = rule.regex.search(form)
-        if m is not None:
-            hits[(lang, rule.category)] = InjectionHit(rule.category, lang, m.group(0), m.start())
+        for m in rule.regex.finditer(form):
+            if _ordered(rule, form, m):
+                hits[(lang, rule.category)] = InjectionHit(rule.category, lang, m.group(0), m.start())
+                break
 
 
 def _scan_phrases(text: str, forms: list[str]) -> tuple[dict[tuple[str, str], InjectionHit], list[tuple[str, str]]]:
