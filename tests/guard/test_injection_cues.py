@@ -137,10 +137,11 @@ def test_the_gate_only_skips_texts_that_cannot_be_flagged(sentences):
 
 def test_category_reads_each_language_slot():
     en = cues._lexicon().langs.index("en") + 1
-    bits = (cues.VOID | cues.INSTR | cues.IMPER) << (cues.SLOT * en)
+    bits = (cues.VOID | cues.INSTR | cues.IMPER | cues.YOU) << (cues.SLOT * en)
     assert cues._category(bits) == "override"
+    assert cues._category((cues.VOID | cues.INSTR | cues.IMPER) << (cues.SLOT * en)) is None  # "ignore rules": a manual's option
     other = cues._lexicon().langs.index("es") + 1
-    split = (cues.VOID << (cues.SLOT * en)) | ((cues.INSTR | cues.IMPER) << (cues.SLOT * other))
+    split = (cues.VOID << (cues.SLOT * en)) | ((cues.INSTR | cues.IMPER | cues.YOU) << (cues.SLOT * other))
     assert cues._category(split) is None
 
 

@@ -139,3 +139,30 @@ def test_a_question_not_attributed(text):
     from vouched.guard.topic import attributed
 
     assert not attributed(subject_texts(text, SUBJECT_NAMES)[-1]), text
+
+
+# round 16: a publication named where its content stands ("in the case study", "в кейсе", "案例研究里", "केस स्टडी में")
+# cites it as "according to" does: what a client of hers paid or hired there is the study's content. Written for
+# these tests; undone, as every citation, by the subject inside the match or (fees, hiring) a first or second person.
+LOCATIVE_ANSWERED = [
+    "What budget did the retailer set aside in that case study?",
+    "¿Qué presupuesto manejaba la cadena hotelera en el caso de estudio?",
+    "Сколько специалистов нанял заказчик в кейсе про логистику?",
+    "那个物流客户的案例研究里，项目预算是多少？",
+]
+LOCATIVE_REFUSED = [
+    "In the case study you linked, what would she charge us?",
+    "¿Sobre qué escribirá en su próximo libro?",  # a book not yet written is no source
+    "В этом кейсе сколько она берёт за день?",
+    "那个案例研究里，她收费多少？",
+]
+
+
+@pytest.mark.parametrize("text", LOCATIVE_ANSWERED)
+def test_a_publication_named_where_its_content_stands_cites_it(packs, text):
+    assert match_refusal(text, packs, subject_names=SUBJECT_NAMES) is None, text
+
+
+@pytest.mark.parametrize("text", LOCATIVE_REFUSED)
+def test_a_citation_by_place_is_undone_as_any_citation(packs, text):
+    assert match_refusal(text, packs, subject_names=SUBJECT_NAMES) is not None, text

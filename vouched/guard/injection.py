@@ -339,7 +339,8 @@ def scan_injection(text: str) -> list[InjectionHit]:
     sources = [(clean, "", forms[0]), *([(hidden, "", None)] if hidden else []),
                *((plain, f"{enc}:", None) for enc, plain in decoded)]
     for source, via, form in sources:
-        for h in cue_hits(source, form):
+        # leetspeak "decodes" ordinary text with digits in it (p53, 5S RNP): it is read as written, not as addressed
+        for h in cue_hits(source, form, decoded=bool(via) and via != "leet:"):
             if h.category not in seen:
                 seen.add(h.category)
                 hits[(f"{via}cue", h.category)] = InjectionHit(h.category, f"{via}cue", h.match, h.start)
