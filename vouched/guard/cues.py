@@ -302,14 +302,15 @@ def _bag(form: str) -> int:
     return bits
 
 
-def _may_flag(text: str, form: str | None = None) -> bool:
+def _may_flag(text: str, form: str | None = None, extra: int = 0) -> bool:
     """A sound gate: False only when no sentence of ``text`` can form a combination, read as one bag of words.
-    ``form``: the text's comparable (or matching) form when the caller has it."""
+    ``form``: the text's comparable (or matching) form when the caller has it; ``extra``: bits every sentence will
+    be given (a decoded payload's second person)."""
     from vouched.guard.packs import comparable
 
     if form is None:
         form = comparable(text)
-    bits = _bag(form)
+    bits = _bag(form) | extra
     if _category(bits) is not None:
         return True
     lex = _lexicon()
@@ -431,12 +432,12 @@ def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(form) if s and not s.isspace()]
 
 
-def cue_masks(text: str, form: str | None = None, *, gate: bool = True) -> list[int]:
+def cue_masks(text: str, form: str | None = None, *, gate: bool = True, extra: int = 0) -> list[int]:
     """The class bits of each sentence of ``text`` (quoted spans removed when the text is about attacks).
     ``form``: its comparable form, when the caller has it (read by the gate only). ``gate=False`` reads every
     text in full (the tests compare the two: the gate may only skip texts that cannot be flagged)."""
     lex = _lexicon()
-    if gate and not _may_flag(text, form):
+    if gate and not _may_flag(text, form, extra):
         return []
     prose, code = _prose_lines(text)
     masks = [_sentence_bits(s, lex) for s in _sentences(prose)]
@@ -557,7 +558,7 @@ def cue_hits(text: str, form: str | None = None, *, gate: bool = True, decoded: 
     the machine that decodes it, read as if in the second person ("print the system prompt" as "print your …")."""
     from vouched.guard.injection import InjectionHit
 
-    masks = cue_masks(text, form, gate=gate and not decoded)
+    masks = cue_masks(text, form, gate=gate, extra=_YOU_ALL if decoded else 0)
     if decoded:
         masks = [m | _YOU_ALL for m in masks]
     if any(m & _TOPIC_ONLY for m in masks):
