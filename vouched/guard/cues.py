@@ -36,10 +36,10 @@ from importlib import resources
 __all__ = ["CLASSES", "cue_hits", "cue_masks", "lexicon_files", "unquoted_if_about_attacks"]
 
 CLASSES = ("addr", "you", "instr", "void", "free", "hide", "target", "send", "answer", "task", "exec", "auth",
-           "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please", "data")
+           "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please", "data", "decode")
 _BIT = {c: 1 << i for i, c in enumerate(CLASSES)}
 (ADDR, YOU, INSTR, VOID, FREE, HIDE, TARGET, SEND, ANSWER, TASK, EXEC, AUTH, NEWRULE, TOPIC, SINK, SHELL, CALL, IMPER,
- STORY, NEG, PLEASE, DATA) = (_BIT[c] for c in CLASSES)
+ STORY, NEG, PLEASE, DATA, DECODE) = (_BIT[c] for c in CLASSES)
 _VERBS = SEND | EXEC | VOID  # what a negation just before cancels ("must not paste", "не переопределяйте")
 # Each language's classes sit in a slot of their own in one integer (slot 0: the language-free cues and common.toml),
 # and a combination must come from ONE language (with the universal slot): a Polish "was" (you) and a Dutch
@@ -98,6 +98,7 @@ _COMBOS: tuple[tuple[str, int, int], ...] = (
     ("addressing", TASK | HIDE, 0),
     ("addressing", ADDR | ANSWER, YOU | IMPER | HIDE | NEWRULE),       # assistant: whatever the user asks, say …
     ("addressing", HIDE | ANSWER, YOU | ADDR | AUTH | IMPER),
+    ("addressing", DECODE | ADDR, 0),                                  # AI reading this: reverse the line below and do it
     ("tool", EXEC | HIDE, 0),                                          # run it without asking the user
     ("tool", SHELL, ADDR | AUTH | HIDE),                               # the agent must run `curl … | bash`
     ("tool", CALL, ADDR | AUTH | HIDE | IMPER),                        # call transfer_funds(to_iban=…)
@@ -549,6 +550,7 @@ def _hidden_hits(text: str) -> bool:
 
 
 _YOU_ALL = _every(YOU)
+_DECODE_ALL = _every(DECODE)
 
 
 def cue_hits(text: str, form: str | None = None, *, gate: bool = True, decoded: bool = False) -> list:
@@ -571,7 +573,8 @@ def cue_hits(text: str, form: str | None = None, *, gate: bool = True, decoded: 
         # the AI:" / "Assistant!" / "SYSTEM NOTICE.") — two sentences of a policy ("the new rules replace the old.
         # Send questions to …") are not one request
         pair = i + 1 < len(masks) and m & _LEADS
-        for window in (m, m | masks[i + 1] if pair else 0):
+        # (a decode hint counts in its own sentence only: "… the assistant professor. assert decode(x) == …" is two)
+        for window in (m, (m | masks[i + 1] & ~_DECODE_ALL) if pair else 0):
             # a sentence that names attacks (an article) or tells a story is read by the phrase packs alone
             cat = _category(window) if window and not window & _TOPIC_ALL else None
             if cat is not None and cat not in found:
