@@ -99,7 +99,7 @@ _COMBOS: tuple[tuple[str, int, int], ...] = (
     ("addressing", ADDR | ANSWER, YOU | IMPER | HIDE | NEWRULE),       # assistant: whatever the user asks, say …
     ("addressing", HIDE | ANSWER, YOU | ADDR | AUTH | IMPER),
     ("addressing", DECODE | ADDR, 0),                                  # AI reading this: reverse the line below and do it
-    ("tool", EXEC | HIDE, 0),                                          # run it without asking the user
+    ("tool", EXEC | HIDE, ADDR | YOU | IMPER | AUTH | SINK | TARGET),  # run it without asking the user ("runs without asking": a manual)
     ("tool", SHELL, ADDR | AUTH | HIDE),                               # the agent must run `curl … | bash`
     ("tool", CALL, ADDR | AUTH | HIDE | IMPER),                        # call transfer_funds(to_iban=…)
     ("tool", EXEC | ADDR, SINK | TARGET | HIDE | IMPER),               # agent: use the browser tool to open http://…
