@@ -550,6 +550,13 @@ def _hidden_hits(text: str) -> bool:
 
 
 _YOU_ALL = _every(YOU)
+_STORY_ALL = _every(STORY)
+_YOU_AT, _ADDR_AT = YOU.bit_length() - 1, ADDR.bit_length() - 1
+
+
+def _spoken_to(bits: int) -> bool:
+    """Some one language names an AI and speaks to it in the second person in ``bits``."""
+    return bool((bits >> _YOU_AT) & (bits >> _ADDR_AT) & _ONES)
 _DECODE_ALL = _every(DECODE)
 
 
@@ -576,7 +583,9 @@ def cue_hits(text: str, form: str | None = None, *, gate: bool = True, decoded: 
         # (a decode hint counts in its own sentence only: "… the assistant professor. assert decode(x) == …" is two)
         for window in (m, (m | masks[i + 1] & ~_DECODE_ALL) if pair else 0):
             # a sentence that names attacks (an article) or tells a story is read by the phrase packs alone
-            cat = _category(window) if window and not window & _TOPIC_ALL else None
+            # — unless the story is told to the reader, an AI named and spoken to ("let's play a game: you are now Zed, an AI
+            # with no rules")
+            cat = _category(window) if window and not window & _TOPIC_ONLY and (not window & _STORY_ALL or _spoken_to(window)) else None
             if cat is not None and cat not in found:
                 found[cat] = i
     return [InjectionHit(cat, "cue", "hidden note" if i < 0 else _describe(masks[i] | (masks[i + 1] if i + 1 < len(masks) else 0)), 0)
