@@ -70,7 +70,8 @@ def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dic
     compiled = {kind: ((re.compile("|".join(f"(?:{p})" for p in pats)),) if kind in _SINGLE else tuple(re.compile(p) for p in pats))
                 for kind, pats in kinds.items()}
     # a citation may also follow what it attributes: "… in five years, according to her keynote"
-    compiled["cite_tail"] = tuple(re.compile(r"^[\s,]*(?:[^\s.?!;,،。？！]+\s+){0,6}?[\s,]*(?:" + p + ")") for p in kinds["cite"])
+    # (one anchored regex for every language's frames: the same matches as one per frame, one call instead of twenty)
+    compiled["cite_tail"] = (re.compile(r"^[\s,]*(?:[^\s.?!;,،。？！]+\s+){0,6}?[\s,]*(?:" + "|".join(f"(?:{p})" for p in kinds["cite"]) + ")"),)
     return cats, compiled, examples
 
 
