@@ -68,6 +68,10 @@ _IMPER_ALL = _every(IMPER)
 _IMPER_VERBS = _every(SEND | EXEC)
 _SHIFTS = tuple(c.bit_length() - 1 for c in (SEND, EXEC))  # a cancelling word is as often a participle ("superseded")
 _IMPER_AT = IMPER.bit_length() - 1
+_YOU_ALL = _every(YOU)
+_STORY_ALL = _every(STORY)
+_DECODE_ALL = _every(DECODE)
+_YOU_AT, _ADDR_AT = YOU.bit_length() - 1, ADDR.bit_length() - 1
 
 
 def _imper(b: int) -> int:
@@ -436,7 +440,8 @@ def _sentences(text: str) -> list[str]:
 def cue_masks(text: str, form: str | None = None, *, gate: bool = True, extra: int = 0) -> list[int]:
     """The class bits of each sentence of ``text`` (quoted spans removed when the text is about attacks).
     ``form``: its comparable form, when the caller has it (read by the gate only). ``gate=False`` reads every
-    text in full (the tests compare the two: the gate may only skip texts that cannot be flagged)."""
+    text in full (the tests compare the two: the gate may only skip texts that cannot be flagged). ``extra``: bits
+    every sentence is given (a decoded payload's second person), read by the gate as well."""
     lex = _lexicon()
     if gate and not _may_flag(text, form, extra):
         return []
@@ -462,7 +467,7 @@ def cue_masks(text: str, form: str | None = None, *, gate: bool = True, extra: i
             raw &= ~CALL  # a tool's definition (its JSON schema) declares what an agent may call; it calls nothing
         if raw:  # the code's own cues join the prose around it (a call in a fence, its order in the line before)
             masks = [m | raw for m in masks] or [raw]
-    return masks
+    return [m | extra for m in masks] if extra else masks
 
 
 def unquoted_if_about_attacks(text: str, form: str | None = None) -> str:
@@ -549,15 +554,9 @@ def _hidden_hits(text: str) -> bool:
     return False
 
 
-_YOU_ALL = _every(YOU)
-_STORY_ALL = _every(STORY)
-_YOU_AT, _ADDR_AT = YOU.bit_length() - 1, ADDR.bit_length() - 1
-
-
 def _spoken_to(bits: int) -> bool:
     """Some one language names an AI and speaks to it in the second person in ``bits``."""
     return bool((bits >> _YOU_AT) & (bits >> _ADDR_AT) & _ONES)
-_DECODE_ALL = _every(DECODE)
 
 
 def cue_hits(text: str, form: str | None = None, *, gate: bool = True, decoded: bool = False) -> list:
@@ -568,8 +567,6 @@ def cue_hits(text: str, form: str | None = None, *, gate: bool = True, decoded: 
     from vouched.guard.injection import InjectionHit
 
     masks = cue_masks(text, form, gate=gate, extra=_YOU_ALL if decoded else 0)
-    if decoded:
-        masks = [m | _YOU_ALL for m in masks]
     if any(m & _TOPIC_ONLY for m in masks):
         return []  # a text about attacks (prompt injection, jailbreaks) is read by the phrase packs alone
     found: dict[str, int] = {}
