@@ -27,7 +27,8 @@ _INITIAL_AFTER = frozenset(":;—–•\n")  # a word after these starts a claus
 _UNIT = re.compile(r"(?:[a-z]+-)?\d+(?:[.,]\d+)*[a-z]{0,3}(?:-[a-z]+)*", re.ASCII)  # 3rd 1990s 5km mid-1990s 3rd-party
 _HAS_DIGIT = re.compile(r"\d")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
-_LATIN_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_\-.]*[A-Za-z0-9])?")
+# a Latin word, accented letters included ("Müller", not "M" and "ller"; "aaà" is one word, as name_keys reads it)
+_LATIN_TOKEN = re.compile(r"[A-Za-z0-9À-ÖØ-öø-ɏ](?:[A-Za-z0-9À-ÖØ-öø-ɏ_\-.]*[A-Za-z0-9À-ÖØ-öø-ɏ])?")
 _DROP = {ord(c): None for c in "-‐‑._"}
 _SEP = re.compile("[-‐‑._]+")
 # Words of a source: letters/digits with inner hyphens, dots and underscores.
