@@ -36,10 +36,10 @@ from importlib import resources
 __all__ = ["CLASSES", "cue_hits", "cue_masks", "lexicon_files", "unquoted_if_about_attacks"]
 
 CLASSES = ("addr", "you", "instr", "void", "free", "hide", "target", "send", "answer", "task", "exec", "auth",
-           "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please", "data", "decode")
+           "newrule", "topic", "sink", "shell", "call", "imper", "story", "neg", "please", "data", "decode", "drill")
 _BIT = {c: 1 << i for i, c in enumerate(CLASSES)}
 (ADDR, YOU, INSTR, VOID, FREE, HIDE, TARGET, SEND, ANSWER, TASK, EXEC, AUTH, NEWRULE, TOPIC, SINK, SHELL, CALL, IMPER,
- STORY, NEG, PLEASE, DATA, DECODE) = (_BIT[c] for c in CLASSES)
+ STORY, NEG, PLEASE, DATA, DECODE, DRILL) = (_BIT[c] for c in CLASSES)
 _VERBS = SEND | EXEC | VOID  # what a negation just before cancels ("must not paste", "не переопределяйте")
 # Each language's classes sit in a slot of their own in one integer (slot 0: the language-free cues and common.toml),
 # and a combination must come from ONE language (with the universal slot): a Polish "was" (you) and a Dutch
@@ -59,6 +59,7 @@ def _every(bits: int) -> int:
 
 _VERBS_ALL = _every(_VERBS)
 _TOPIC_ALL = _every(TOPIC | STORY)
+_DRILL_ALL = _every(DRILL)
 _TOPIC_ONLY = _every(TOPIC)
 _LEADS = _every(ADDR | AUTH | HIDE | TASK | YOU | IMPER)
 _NEG_ALL = _every(NEG)
@@ -316,6 +317,8 @@ def _may_flag(text: str, form: str | None = None, extra: int = 0) -> bool:
     if form is None:
         form = comparable(text)
     bits = _bag(form) | extra
+    if ":" in form or "：" in text:
+        bits |= ((bits >> _ADDR_AT) & _ONES) << _YOU_AT  # a header may dedicate the text to the AI it names (_dedicated)
     if _category(bits) is not None:
         return True
     lex = _lexicon()
@@ -395,7 +398,54 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
         elif sub & _PLEASE_ALL:
             sub |= _IMPER_ALL  # 주세요, 请, ください make a request, as "please" does
         bits |= sub
+    if bits & _ADDR_ALL:
+        bits |= _dedicated(s, lex)
     return bits
+
+
+# A header that dedicates what follows to an AI ("note to the AI:", "chatbot'lara not:", "catatan untuk bot penjawab:",
+# "AIアシスタントの方へ：", "给读取本页的AI：") speaks to it: the second person, in the languages that name it there. A label
+# ("AI assistant: now summarises threads", a role line "assistant:") dedicates nothing.
+_HEAD = re.compile(r"^[\s¶(\[*#>※-]*([^:：¶]{2,60})[:：]")
+_DEDICATION = frozenset("""note notes nota notas notes notiz notitie notatka notatki not catatan примечание примітка нотатка
+    to for para pour fur fuer aan voor per dla do для до untuk kepada icin cho gui الى إلى برای به
+    attention attn atencion atencao achtung attenzione uwaga внимание вниманию увага dikkat perhatian
+    dear hey hi hello hola ola bonjour hallo ciao czesc привет привіт merhaba halo
+    reminder hinweis opmerking aviso avviso mensaje mensagem message messaggio nachricht bericht wiadomosc сообщение
+    повідомлення mesaj pesan yth ملاحظة ملاحظه تنبيه رسالة رساله یادداشت پیام نوٹ नोट प्रिय संदेश""".split())
+_DEDICATION_CJK = re.compile(r"给|給|致|へ|宛|에게|께|注意|备注|備註|提示|メモ|備考|참고|주의|메모|के लिए|को")
+_ADDR_ALL = _every(ADDR)
+
+
+def _dedicated(s: str, lex: "_Lexicon") -> int:
+    """YOU in each language whose AI the header of sentence ``s`` names with a dedication word, else 0."""
+    m = _HEAD.match(s)
+    if m is None or _ROLE_LINE.match(m.group(0).lstrip(" ¶([*#>※-")):
+        return 0
+    head = m.group(1)
+    toks = _TOKEN.findall(head)
+    if not (_DEDICATION.intersection(toks) or _DEDICATION_CJK.search(head)):
+        return 0
+    if len(toks) > 12:
+        return 0  # a sentence with a colon in it, not a header
+    hb = 0
+    # the AI it is dedicated to follows the dedication ("note for the bot that sums up reviews:"), or the header is
+    # CJK/agglutinative ("ai에게", "chatbot'lara not"): "an earlier chatbot prototype made things worse:" names no reader
+    first = next((i for i, t in enumerate(toks) if t in _DEDICATION), 0)
+    if _DEDICATION_CJK.search(head) or toks and toks[-1] in _DEDICATION:
+        first = 0
+    for i in range(first, len(toks)):
+        t = toks[i]
+        hb |= _word_bits(t, lex)
+        for words, key, stem, pb in lex.phrases.get(t, ()):
+            j = i - key
+            got = toks[j:j + len(words)] if j >= 0 else []
+            if len(got) == len(words) and got[:-1] == list(words[:-1]) and (got[-1].startswith(words[-1]) if stem else got[-1] == words[-1]):
+                hb |= pb
+    if lex.subs is not None and not head.isascii():
+        for x in lex.subs.finditer(head):
+            hb |= lex.sub_bits[x.group(0)]
+    return ((hb >> _ADDR_AT) & _ONES) << _YOU_AT
 
 
 _CODE_LINE = re.compile(r"^\s*(?:\$ |>>> |> |def |class |import |from \S+ import|const |let |var |function |return |curl |wget |-[A-Za-z] |--\w|"
@@ -447,10 +497,16 @@ def cue_masks(text: str, form: str | None = None, *, gate: bool = True, extra: i
         return []
     prose, code = _prose_lines(text)
     masks = [_sentence_bits(s, lex) for s in _sentences(prose)]
-    if code and code.count("\n") >= prose.count("\n"):
+    mostly_code = bool(code) and code.count("\n") >= prose.count("\n")
+    if mostly_code:
         # mostly code: its comments ("// override defaults", "# ignore empty inputs") are notes to a programmer, whose
         # verbs open sentences without being requests to a reader
         masks = [m & ~_IMPER_ALL for m in masks]
+    if any(m & _DRILL_ALL for m in masks):
+        drilled = _without_items(prose)
+        if drilled != prose:
+            prose = drilled
+            masks = [_sentence_bits(s, lex) for s in _sentences(prose)]
     if any(m & _TOPIC_ALL for m in masks):
         unquoted = _QUOTES.sub(" ", prose)
         if unquoted != prose:
@@ -463,8 +519,11 @@ def cue_masks(text: str, form: str | None = None, *, gate: bool = True, extra: i
         from vouched.guard.packs import comparable
 
         raw = _raw_bits(comparable(code)) & (SHELL | CALL | SINK)
-        if raw & CALL and _SCHEMA.search(code):
-            raw &= ~CALL  # a tool's definition (its JSON schema) declares what an agent may call; it calls nothing
+        if raw & CALL and (mostly_code and code.count("\n") >= 3 or _SCHEMA.search(code)):
+            # a tool's definition (its JSON schema) declares what an agent may call; it calls nothing. A program that calls
+            # its own functions (smtp.send_message(msg)) is code at work (four code lines or more, as many as its prose): a
+            # call counts where prose asks for it (a comment or a note is prose, read with its own cues)
+            raw &= ~CALL
         if raw:  # the code's own cues join the prose around it (a call in a fence, its order in the line before)
             masks = [m | raw for m in masks] or [raw]
     return [m | extra for m in masks] if extra else masks
@@ -479,8 +538,24 @@ def unquoted_if_about_attacks(text: str, form: str | None = None) -> str:
 
     if form is None:
         form = comparable(text)
-    about = bool(_bag(form) & _TOPIC_ALL) and _QUOTES.search(text) is not None
-    return _QUOTES.sub(lambda m: " " * len(m.group(0)), text) if about else text
+    bag = _bag(form)
+    about = bool(bag & _TOPIC_ALL) and _QUOTES.search(text) is not None
+    out = _QUOTES.sub(lambda m: " " * len(m.group(0)), text) if about else text
+    if bag & _DRILL_ALL:
+        drilled = _without_items(_QUOTES.sub(lambda m: " " * len(m.group(0)), out))
+        if drilled != text:
+            return drilled
+    return out
+
+
+# A language drill ("translate the following sentences", "imperative mood", 祈使句, आज्ञार्थक, صيغة الأمر: the `drill` class)
+# lists sentences to translate or transform: its numbered, lettered and bulleted items are material, not requests to the
+# reader, and are read blanked (round 17). The drill's own instructions (its header, its notes) are still read.
+_ITEM = re.compile(r"(?m)^(\s*(?:\d{1,2}|[a-zа-я]|[一二三四五六七八九十]{1,3}|[\u0915-\u0939])\s?[.)、:：]|\s*[•·▪◦*–-])([^\n]*)")
+
+
+def _without_items(text: str) -> str:
+    return _ITEM.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
 
 
 def _category(bits: int) -> str | None:
