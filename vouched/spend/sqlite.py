@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import uuid
 import weakref
 from contextlib import contextmanager
@@ -72,7 +73,7 @@ class _SQLiteFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            self._wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
@@ -80,6 +81,22 @@ class _SQLiteFile:
             conn.close()
             raise
         return conn
+
+    def _wal(self, conn: sqlite3.Connection) -> None:
+        """Switch a new file to WAL. Several processes (or handles) opening the same new file at once race for this
+        switch, and SQLite answers "database is locked" at once instead of waiting on the busy timeout: retry until
+        that timeout has passed."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        pause = 0.005
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
