@@ -60,6 +60,7 @@ def _every(bits: int) -> int:
 _VERBS_ALL = _every(_VERBS)
 _TOPIC_ALL = _every(TOPIC | STORY)
 _DRILL_ALL = _every(DRILL)
+_ADDR_ALL = _every(ADDR)
 _TOPIC_ONLY = _every(TOPIC)
 _LEADS = _every(ADDR | AUTH | HIDE | TASK | YOU | IMPER)
 _NEG_ALL = _every(NEG)
@@ -317,7 +318,7 @@ def _may_flag(text: str, form: str | None = None, extra: int = 0) -> bool:
     if form is None:
         form = comparable(text)
     bits = _bag(form) | extra
-    if ":" in form or "：" in text:
+    if ":" in form:
         bits |= ((bits >> _ADDR_AT) & _ONES) << _YOU_AT  # a header may dedicate the text to the AI it names (_dedicated)
     if _category(bits) is not None:
         return True
@@ -407,14 +408,13 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
 # "AIアシスタントの方へ：", "给读取本页的AI：") speaks to it: the second person, in the languages that name it there. A label
 # ("AI assistant: now summarises threads", a role line "assistant:") dedicates nothing.
 _HEAD = re.compile(r"^[\s¶(\[*#>※-]*([^:：¶]{2,60})[:：]")
-_DEDICATION = frozenset("""note notes nota notas notes notiz notitie notatka notatki not catatan примечание примітка нотатка
+_DEDICATION = frozenset("""note notes nota notas notiz notitie notatka notatki not catatan примечание примітка нотатка
     to for para pour fur fuer aan voor per dla do для до untuk kepada icin cho gui الى إلى برای به
     attention attn atencion atencao achtung attenzione uwaga внимание вниманию увага dikkat perhatian
     dear hey hi hello hola ola bonjour hallo ciao czesc привет привіт merhaba halo
     reminder hinweis opmerking aviso avviso mensaje mensagem message messaggio nachricht bericht wiadomosc сообщение
     повідомлення mesaj pesan yth ملاحظة ملاحظه تنبيه رسالة رساله یادداشت پیام نوٹ नोट प्रिय संदेश""".split())
 _DEDICATION_CJK = re.compile(r"给|給|致|へ|宛|에게|께|注意|备注|備註|提示|メモ|備考|참고|주의|메모|के लिए|को")
-_ADDR_ALL = _every(ADDR)
 
 
 def _dedicated(s: str, lex: "_Lexicon") -> int:
@@ -424,27 +424,17 @@ def _dedicated(s: str, lex: "_Lexicon") -> int:
         return 0
     head = m.group(1)
     toks = _TOKEN.findall(head)
-    if not (_DEDICATION.intersection(toks) or _DEDICATION_CJK.search(head)):
+    cjk = _DEDICATION_CJK.search(head) is not None
+    if not (cjk or _DEDICATION.intersection(toks)):
         return 0
     if len(toks) > 12:
         return 0  # a sentence with a colon in it, not a header
-    hb = 0
     # the AI it is dedicated to follows the dedication ("note for the bot that sums up reviews:"), or the header is
     # CJK/agglutinative ("ai에게", "chatbot'lara not"): "an earlier chatbot prototype made things worse:" names no reader
     first = next((i for i, t in enumerate(toks) if t in _DEDICATION), 0)
-    if _DEDICATION_CJK.search(head) or toks and toks[-1] in _DEDICATION:
+    if cjk or toks[-1] in _DEDICATION:
         first = 0
-    for i in range(first, len(toks)):
-        t = toks[i]
-        hb |= _word_bits(t, lex)
-        for words, key, stem, pb in lex.phrases.get(t, ()):
-            j = i - key
-            got = toks[j:j + len(words)] if j >= 0 else []
-            if len(got) == len(words) and got[:-1] == list(words[:-1]) and (got[-1].startswith(words[-1]) if stem else got[-1] == words[-1]):
-                hb |= pb
-    if lex.subs is not None and not head.isascii():
-        for x in lex.subs.finditer(head):
-            hb |= lex.sub_bits[x.group(0)]
+    hb = _sentence_bits(head if first == 0 else " ".join(toks[first:]), lex)  # (no colon in it: no second header)
     return ((hb >> _ADDR_AT) & _ONES) << _YOU_AT
 
 
@@ -531,7 +521,7 @@ def cue_masks(text: str, form: str | None = None, *, gate: bool = True, extra: i
 
 def unquoted_if_about_attacks(text: str, form: str | None = None) -> str:
     """``text`` with its quotations blanked when it is about attacks or tells a story (a ``topic`` or
-    ``story`` word), else ``text`` itself: "attackers write «ignore your previous instructions»" is an
+    ``story`` word), and a language drill's listed items too (``drill``), else ``text`` itself: "attackers write «ignore your previous instructions»" is an
     article, "the sheriff said: «forget the rules»" a story, and neither is an instruction to the reader.
     ``form``: the comparable form of ``text`` when the caller has it."""
     from vouched.guard.packs import comparable
@@ -539,13 +529,13 @@ def unquoted_if_about_attacks(text: str, form: str | None = None) -> str:
     if form is None:
         form = comparable(text)
     bag = _bag(form)
-    about = bool(bag & _TOPIC_ALL) and _QUOTES.search(text) is not None
-    out = _QUOTES.sub(lambda m: " " * len(m.group(0)), text) if about else text
-    if bag & _DRILL_ALL:
-        drilled = _without_items(_QUOTES.sub(lambda m: " " * len(m.group(0)), out))
-        if drilled != text:
-            return drilled
-    return out
+    drill = bag & _DRILL_ALL
+    if not drill and not (bag & _TOPIC_ALL and _QUOTES.search(text) is not None):
+        return text
+    out = _QUOTES.sub(lambda m: " " * len(m.group(0)), text)
+    if drill:
+        out = _without_items(out)
+    return text if out == text else out  # (the caller rescans only a text that changed)
 
 
 # A language drill ("translate the following sentences", "imperative mood", 祈使句, आज्ञार्थक, صيغة الأمر: the `drill` class)
