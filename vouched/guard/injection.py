@@ -312,6 +312,9 @@ def _scan_phrases(text: str, forms: list[str]) -> tuple[dict[tuple[str, str], In
     return hits, decoded
 
 
+_PAYLOADS = frozenset({"base64:", "hex:", "spaced:"})  # decoders of a delimited run (see cues.cue_hits)
+
+
 def scan_injection(text: str) -> list[InjectionHit]:
     """Instruction-like phrases in ``text``, one hit per (pack, category), in pack order.
 
@@ -336,11 +339,12 @@ def scan_injection(text: str) -> list[InjectionHit]:
         _scan_form(form, hits)
     # what no phrase names: concepts that co-occur in a sentence (vouched.guard.cues)
     seen = {h.category for h in hits.values()}
+    # (ROT13 rotates ASCII letters only: the rest of a rotated text was never encoded, and is not read again as addressed)
     sources = [(clean, "", forms[0]), *([(hidden, "", None)] if hidden else []),
-               *((plain, f"{enc}:", None) for enc, plain in decoded)]
+               *((re.sub(r"[^\x00-\x7f]+", " ", plain) if enc == "rot13" else plain, f"{enc}:", None) for enc, plain in decoded)]
     for source, via, form in sources:
         # leetspeak "decodes" ordinary text with digits in it (p53, 5S RNP): it is read as written, not as addressed
-        for h in cue_hits(source, form, decoded=bool(via) and via != "leet:"):
+        for h in cue_hits(source, form, decoded=bool(via) and via != "leet:", payload=via in _PAYLOADS):
             if h.category not in seen:
                 seen.add(h.category)
                 hits[(f"{via}cue", h.category)] = InjectionHit(h.category, f"{via}cue", h.match, h.start)
