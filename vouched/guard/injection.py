@@ -313,6 +313,7 @@ def _scan_phrases(text: str, forms: list[str]) -> tuple[dict[tuple[str, str], In
 
 
 _PAYLOADS = frozenset({"base64:", "hex:", "spaced:"})  # decoders of a delimited run (see cues.cue_hits)
+_SPACED_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def scan_injection(text: str) -> list[InjectionHit]:
@@ -344,7 +345,9 @@ def scan_injection(text: str) -> list[InjectionHit]:
                *((re.sub(r"[^\x00-\x7f]+", " ", plain) if enc == "rot13" else plain, f"{enc}:", None) for enc, plain in decoded)]
     for source, via, form in sources:
         # leetspeak "decodes" ordinary text with digits in it (p53, 5S RNP): it is read as written, not as addressed
-        for h in cue_hits(source, form, decoded=bool(via) and via != "leet:", payload=via in _PAYLOADS):
+        # (Chinese or Japanese written with a space between characters, as old man pages are, is spaced for the eye, not hidden)
+        payload = via in _PAYLOADS and not (via == "spaced:" and _SPACED_CJK.search(source) is not None)
+        for h in cue_hits(source, form, decoded=bool(via) and via != "leet:", payload=payload):
             if h.category not in seen:
                 seen.add(h.category)
                 hits[(f"{via}cue", h.category)] = InjectionHit(h.category, f"{via}cue", h.match, h.start)
