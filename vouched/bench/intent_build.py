@@ -45,7 +45,7 @@ L2 = 1e-3
 STEPS = 1600
 DROPOUT = 0.5
 TRAIN_SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9",
-                "holdout10", "holdout11", "holdout12", "train11", "train12", "train13", "train14", "train17", "intent", "intent2")
+                "holdout10", "holdout11", "holdout12", "train11", "train12", "train13", "train14", "train17", "train18", "intent", "intent2")
 LABEL = {"action": "task", "benign": "other", "availability": "hiring"}
 
 

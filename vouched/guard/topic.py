@@ -69,6 +69,13 @@ def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dic
         examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
     compiled = {kind: ((re.compile("|".join(f"(?:{p})" for p in pats)),) if kind in _SINGLE else tuple(re.compile(p) for p in pats))
                 for kind, pats in kinds.items()}
+    # a lead or tail frame is undone by a first or second person of ITS language: the German "du" (you) is the French "du"
+    # (of the), and "dans l'étude de cas de l'assureur, quel était le budget du client ?" asks for no price to us (round 18)
+    persons = {lang: re.compile(_prepare(spec["person"], {"S": PLACEHOLDER}, f"topic.toml [{lang}] person"))
+               for lang, spec in raw.items() if spec.get("person")}
+    for kind in ("lead", "tail"):
+        compiled[f"{kind}_person"] = tuple(persons.get(lang, compiled["person"][0]) for lang, spec in raw.items()
+                                           for _ in ((spec.get(kind),) if isinstance(spec.get(kind), str) else spec.get(kind, ())))
     # a citation may also follow what it attributes: "… in five years, according to her keynote"
     # (one anchored regex for every language's frames: the same matches as one per frame, one call instead of twenty)
     compiled["cite_tail"] = (re.compile(r"^[\s,]*(?:[^\s.?!;,،。？！]+\s+){0,6}?[\s,]*(?:" + "|".join(f"(?:{p})" for p in kinds["cite"]) + ")"),)
@@ -138,12 +145,14 @@ def exempt(text: str, start: int, end: int, category: str) -> bool:
     # between the frame and the end of the match ("in her article on audits, what would it cost
     # us?", "what are your rates, according to her article?") makes the match a request again.
     # Only for what the visitor would pay or engage: "what would you recommend" is second person by nature.
-    person = kinds["person"][0] if category in _PERSONAL else None
-    if any(_leads_to(rx, text, start, end, ZONE_WORDS, _LEAD_CLAUSE, person=person) for rx in kinds["lead"]):
+    personal = category in _PERSONAL
+    person = kinds["person"][0] if personal else None
+    if any(_leads_to(rx, text, start, end, ZONE_WORDS, _LEAD_CLAUSE, person=own if personal else None)
+           for rx, own in zip(kinds["lead"], kinds["lead_person"])):
         return True
     after = text[end:]
-    if any((m := rx.match(after)) is not None and (person is None or person.search(text, start, end + m.end()) is None)
-           for rx in kinds["tail"]):
+    if any((m := rx.match(after)) is not None and (not personal or own.search(text, start, end + m.end()) is None)
+           for rx, own in zip(kinds["tail"], kinds["tail_person"])):
         return True
     return _cited(text, start, end, person, kinds)
 
