@@ -430,6 +430,8 @@ _DEDICATION = frozenset("""note notes nota notas notiz notitie notatka notatki n
     dear hey hi hello hola ola bonjour hallo ciao czesc привет привіт merhaba halo
     reminder hinweis opmerking aviso avviso mensaje mensagem message messaggio nachricht bericht wiadomosc сообщение
     повідомлення mesaj pesan yth ملاحظة ملاحظه تنبيه رسالة رساله یادداشت پیام نوٹ नोट प्रिय संदेश""".split())
+
+
 @lru_cache(maxsize=1)
 def _dedication_words() -> frozenset[str]:
     """``_DEDICATION`` as the text is read (comparable: Arabic "إلى" is "الی" there, as the lexicons fold their entries)."""

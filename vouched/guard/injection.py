@@ -314,6 +314,7 @@ def _scan_phrases(text: str, forms: list[str]) -> tuple[dict[tuple[str, str], In
 
 _PAYLOADS = frozenset({"base64:", "hex:", "spaced:"})  # decoders of a delimited run (see cues.cue_hits)
 _SPACED_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def scan_injection(text: str) -> list[InjectionHit]:
@@ -342,7 +343,7 @@ def scan_injection(text: str) -> list[InjectionHit]:
     seen = {h.category for h in hits.values()}
     # (ROT13 rotates ASCII letters only: the rest of a rotated text was never encoded, and is not read again as addressed)
     sources = [(clean, "", forms[0]), *([(hidden, "", None)] if hidden else []),
-               *((re.sub(r"[^\x00-\x7f]+", " ", plain) if enc == "rot13" else plain, f"{enc}:", None) for enc, plain in decoded)]
+               *((_NON_ASCII.sub(" ", plain) if enc == "rot13" else plain, f"{enc}:", None) for enc, plain in decoded)]
     for source, via, form in sources:
         # leetspeak "decodes" ordinary text with digits in it (p53, 5S RNP): it is read as written, not as addressed
         # (Chinese or Japanese written with a space between characters, as old man pages are, is spaced for the eye, not hidden)
