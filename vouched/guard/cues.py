@@ -425,11 +425,11 @@ def _sentence_bits(s: str, lex: _Lexicon) -> int:
 # ("AI assistant: now summarises threads", a role line "assistant:") dedicates nothing.
 _HEAD = re.compile(r"^[\s¶(\[*#>※-]*([^:：¶]{2,60})[:：]")
 _DEDICATION = frozenset("""note notes nota notas notiz notitie notatka notatki not catatan примечание примітка нотатка
-    to for para pour fur fuer aan voor per dla do для до untuk kepada icin cho gui الى إلى برای به
+    to for para pour fur fuer aan voor per dla do для до untuk kepada icin cho gui إلى برای به
     attention attn atencion atencao achtung attenzione uwaga внимание вниманию увага dikkat perhatian
     dear hey hi hello hola ola bonjour hallo ciao czesc привет привіт merhaba halo
     reminder hinweis opmerking aviso avviso mensaje mensagem message messaggio nachricht bericht wiadomosc сообщение
-    повідомлення mesaj pesan yth ملاحظة ملاحظه تنبيه رسالة رساله یادداشت پیام نوٹ नोट प्रिय संदेश""".split())
+    повідомлення mesaj pesan yth ملاحظة تنبيه رسالة یادداشت پیام نوٹ नोट प्रिय संदेश""".split())
 
 
 @lru_cache(maxsize=1)
@@ -437,7 +437,7 @@ def _dedication_words() -> frozenset[str]:
     """``_DEDICATION`` as the text is read (comparable: Arabic "إلى" is "الی" there, as the lexicons fold their entries)."""
     from vouched.guard.packs import comparable
 
-    return frozenset(_DEDICATION | {comparable(w) for w in _DEDICATION})
+    return frozenset(comparable(w) for w in _DEDICATION)
 
 
 _DEDICATION_CJK = re.compile(r"给|給|致|へ|宛|에게|께|注意|备注|備註|提示|メモ|備考|참고|주의|메모|के लिए|को")
@@ -451,13 +451,13 @@ def _dedicated(s: str, lex: "_Lexicon") -> int:
     head = m.group(1)
     toks = _TOKEN.findall(head)
     cjk = _DEDICATION_CJK.search(head) is not None
-    if not (cjk or _dedication_words().intersection(toks)):
+    words = _dedication_words()
+    if not (cjk or words.intersection(toks)):
         return 0
     if len(toks) > 12:
         return 0  # a sentence with a colon in it, not a header
     # the AI it is dedicated to follows the dedication ("note for the bot that sums up reviews:"), or the header is
     # CJK/agglutinative ("ai에게", "chatbot'lara not"): "an earlier chatbot prototype made things worse:" names no reader
-    words = _dedication_words()
     first = next((i for i, t in enumerate(toks) if t in words), 0)
     if cjk or toks[-1] in words:
         first = 0

@@ -62,10 +62,13 @@ def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dic
     cats = frozenset(raw.pop("categories"))
     kinds: dict[str, list[str]] = {k: [] for k in ("lead", "near", "tail", "generic", "generic_after", "cite", *_SINGLE)}
     examples = {}
+    langs: dict[str, list[str]] = {"lead": [], "tail": []}  # the language of each lead and tail frame
     for lang, spec in raw.items():
         for kind, out in kinds.items():
             pats = spec.get(kind, ())
             out += [_prepare(p, {"S": PLACEHOLDER}, f"topic.toml [{lang}] {kind}") for p in ((pats,) if isinstance(pats, str) else pats)]
+            if kind in langs:
+                langs[kind] += [lang] * (len(out) - len(langs[kind]))
         examples[lang] = (tuple(spec.get("yes", ())), tuple(spec.get("no", ())))
     compiled = {kind: ((re.compile("|".join(f"(?:{p})" for p in pats)),) if kind in _SINGLE else tuple(re.compile(p) for p in pats))
                 for kind, pats in kinds.items()}
@@ -73,9 +76,8 @@ def _load() -> tuple[frozenset[str], dict[str, tuple[re.Pattern[str], ...]], dic
     # (of the), and "dans l'étude de cas de l'assureur, quel était le budget du client ?" asks for no price to us (round 18)
     persons = {lang: re.compile(_prepare(spec["person"], {"S": PLACEHOLDER}, f"topic.toml [{lang}] person"))
                for lang, spec in raw.items() if spec.get("person")}
-    for kind in ("lead", "tail"):
-        compiled[f"{kind}_person"] = tuple(persons.get(lang, compiled["person"][0]) for lang, spec in raw.items()
-                                           for _ in ((spec.get(kind),) if isinstance(spec.get(kind), str) else spec.get(kind, ())))
+    for kind, of in langs.items():
+        compiled[f"{kind}_person"] = tuple(persons.get(lang, compiled["person"][0]) for lang in of)
     # a citation may also follow what it attributes: "… in five years, according to her keynote"
     # (one anchored regex for every language's frames: the same matches as one per frame, one call instead of twenty)
     compiled["cite_tail"] = (re.compile(r"^[\s,]*(?:[^\s.?!;,،。？！]+\s+){0,6}?[\s,]*(?:" + "|".join(f"(?:{p})" for p in kinds["cite"]) + ")"),)
